@@ -1,0 +1,49 @@
+"""Entry point: python -m kbx_worker --request-fd N --event-fd M."""
+
+import argparse
+import os
+import platform
+import sys
+
+
+def _hello(channel):
+    import torch
+    info = {"python": platform.python_version(), "torch": torch.__version__,
+            "cuda_available": torch.cuda.is_available(), "pid": os.getpid()}
+    try:
+        import triton
+        info["triton"] = triton.__version__
+    except Exception as exc:  # reported, not fatal: the track rules decide what it means
+        info["triton"] = None
+        info["triton_error"] = str(exc)[:200]
+    if torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+        info["cuda"] = torch.version.cuda
+    channel.send("hello", **info)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="kbx_worker")
+    parser.add_argument("--request-fd", type=int, required=True)
+    parser.add_argument("--event-fd", type=int, required=True)
+    opts = parser.parse_args(argv)
+    from .proto import Channel
+    channel = Channel(opts.request_fd, opts.event_fd)
+    request = channel.read_request()
+    _hello(channel)
+    if request["mode"] == "reference":
+        from . import reference_mode
+        reference_mode.run(request, channel)
+    elif request["mode"] == "candidate":
+        from . import candidate_mode
+        candidate_mode.run(request, channel)
+    else:
+        raise SystemExit(f"unknown mode {request['mode']!r}")
+    channel.send("done")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

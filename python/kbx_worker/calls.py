@@ -1,0 +1,87 @@
+"""Shared pieces of reference and candidate mode: upcasting, output leaves, sync, errors."""
+
+import torch
+
+from .argcodec import flatten_result, scalar_to_tensor
+from .tensorio import dtype_name, write_kbt
+
+_UPCAST = {torch.float16: torch.float64, torch.bfloat16: torch.float64,
+           torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
+def upcast(value):
+    """Deep copy of call arguments with floating tensors and dtypes raised to float64."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to(_UPCAST.get(value.dtype, value.dtype)).clone()
+    if isinstance(value, torch.dtype):
+        return _UPCAST.get(value, value)
+    if isinstance(value, tuple):
+        return tuple(upcast(v) for v in value)
+    if isinstance(value, list):
+        return [upcast(v) for v in value]
+    if isinstance(value, dict):
+        return {k: upcast(v) for k, v in value.items()}
+    return value
+
+
+def sync(device):
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _storage_span(t):
+    if t.numel() == 0:
+        return None
+    start = t.data_ptr()
+    return start, start + t.untyped_storage().nbytes()
+
+
+def _alias_of(t, inputs):
+    span = _storage_span(t) if isinstance(t, torch.Tensor) else None
+    if span is None:
+        return None
+    for name, x in inputs.items():
+        other = _storage_span(x)
+        if other and t.device == x.device and span[0] < other[1] and other[0] < span[1]:
+            return name
+    return None
+
+
+def save_result(result, path, inputs, expected_device):
+    """Write the result's leaves to path; return (structure, per-leaf metadata)."""
+    structure, leaves = flatten_result(result)
+    tensors = {}
+    meta = []
+    for name, value in leaves:
+        info = {"name": name}
+        if isinstance(value, torch.Tensor):
+            info.update(kind="tensor", cls=type(value).__name__, dtype=dtype_name(value.dtype),
+                        shape=list(value.shape), device=value.device.type,
+                        alias=_alias_of(value, inputs))
+            if type(value) is not torch.Tensor:
+                info["kind"] = "tensor_subclass"
+            tensors[name] = value
+        else:
+            t = scalar_to_tensor(value)
+            if t is None:
+                info.update(kind="other", type=type(value).__name__)
+            else:
+                info.update(kind="scalar", dtype=dtype_name(t.dtype), shape=[])
+                tensors[name] = t
+        meta.append(info)
+    write_kbt(path, tensors)
+    return structure, meta
+
+
+def classify_exception(exc):
+    """Failure kind of an exception raised by a call: compile_error, oom, cuda_error, runtime_error."""
+    name = type(exc).__name__
+    text = str(exc)
+    if name in ("CompilationError", "CompileTimeAssertionFailure") or "CompilationError" in text:
+        return "compile_error"
+    if isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in text:
+        return "oom"
+    if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text \
+            or "Triton Error [CUDA]" in text or name == "AcceleratorError":
+        return "cuda_error"
+    return "runtime_error"

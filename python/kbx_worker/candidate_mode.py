@@ -1,0 +1,110 @@
+"""Candidate mode: check the source statically, import it, run every case, time the full ones.
+
+The verdict is not computed here: outputs and the inputs as left after each call go to files,
+and the supervisor compares them with the reference's, which another process produced.
+"""
+
+import os
+import sys
+import traceback
+
+import torch
+
+from .argcodec import decode_call
+from .calls import classify_exception, save_result, sync
+from .static import check_source
+from .taskload import load_module
+from .tensorio import read_kbt, write_kbt
+from .timer import CudaTimer
+
+
+class LaunchCounter:
+    """Counts Triton kernel launches (compiled or interpreted) by wrapping their run methods."""
+
+    def __init__(self):
+        self.count = 0
+        self._install()
+
+    def _wrap(self, cls):
+        original = cls.run
+        counter = self
+
+        def run(self, *args, **kwargs):
+            if not kwargs.get("warmup", False):
+                counter.count += 1
+            return original(self, *args, **kwargs)
+
+        cls.run = run
+
+    def _install(self):
+        try:
+            from triton.runtime.jit import JITFunction
+            self._wrap(JITFunction)
+        except Exception:  # triton missing: no launches can be counted, the track rule says so
+            pass
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+            self._wrap(InterpretedFunction)
+        except Exception:
+            pass
+
+
+def _fail(channel, phase, exc, case=None):
+    channel.send("error", phase=phase, kind=classify_exception(exc), type=type(exc).__name__,
+                 message=str(exc)[:4000], trace=traceback.format_exc()[-6000:], case=case)
+
+
+def _read_source(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    return raw.decode("utf-8")
+
+
+def run(request, channel):
+    device = request["device"]
+    entry_name = request["entry"]
+    source = _read_source(request["candidate"])
+    facts = check_source(source, entry_name)
+    channel.send("static", **facts)
+    if not facts["syntax_ok"] or not facts["entry_found"]:
+        return 0
+    if request.get("track") == "triton" and not facts["triton_kernels"]:
+        return 0
+    counter = LaunchCounter()
+    sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
+    try:
+        module = load_module(request["candidate"], "kbx_candidate")
+        entry = getattr(module, entry_name)
+    except Exception as exc:
+        phase = "compile" if classify_exception(exc) == "compile_error" else "import"
+        _fail(channel, phase, exc)
+        return 0
+    channel.send("imported")
+    timed = []
+    for case in request["cases"]:
+        tensors = read_kbt(case["inputs"], device)
+        args, kwargs = decode_call(case["call"], tensors)
+        before = counter.count
+        try:
+            result = entry(*args, **kwargs)
+            sync(device)
+        except Exception as exc:
+            _fail(channel, "run", exc, case=case["name"])
+            return 0
+        base = case["out_prefix"]
+        structure, meta = save_result(result, base + ".cand.kbt", tensors, device)
+        write_kbt(base + ".cand_after.kbt", tensors)
+        channel.send("case", case=case["name"], structure=structure, outputs=meta,
+                     triton_launches=counter.count - before)
+        if case["tier"] == "full":
+            timed.append((case["name"], args, kwargs))
+    if request.get("time") and torch.device(device).type == "cuda" and timed:
+        timer = CudaTimer(device, **request.get("timer", {}))
+        for name, args, kwargs in timed:
+            try:
+                ms = timer.run(lambda: entry(*args, **kwargs))
+            except Exception as exc:
+                _fail(channel, "time", exc, case=name)
+                return 0
+            channel.send("timing", case=name, ms=ms)
+    return 0

@@ -1,0 +1,46 @@
+"""The worker's side of the pipe protocol with the supervisor.
+
+The supervisor passes two file descriptors: one carrying the JSON request, one for events (one
+JSON object per line). Both are moved to high descriptor numbers and marked close-on-exec, so that
+candidates printing to stdout/stderr or spawning processes never touch them.
+"""
+
+import json
+import math
+import os
+
+
+def _to_json(obj):
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(obj), separators=(",", ":"))
+
+
+class Channel:
+    """Request in, events out, over the supervisor's pipes."""
+
+    def __init__(self, request_fd, event_fd):
+        hidden_in = os.dup2(request_fd, 1000 + request_fd) if request_fd < 1000 else request_fd
+        hidden_out = os.dup2(event_fd, 1000 + event_fd) if event_fd < 1000 else event_fd
+        for fd in (request_fd, event_fd):
+            if fd not in (hidden_in, hidden_out):
+                os.close(fd)
+        os.set_inheritable(hidden_in, False)
+        os.set_inheritable(hidden_out, False)
+        self._in = os.fdopen(hidden_in, "r", encoding="utf-8")
+        self._out = os.fdopen(hidden_out, "w", encoding="utf-8", buffering=1)
+
+    def read_request(self):
+        return json.loads(self._in.read())
+
+    def send(self, ev, **fields):
+        fields["ev"] = ev
+        self._out.write(_to_json(fields) + "\n")
+        self._out.flush()

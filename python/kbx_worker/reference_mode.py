@@ -1,0 +1,76 @@
+"""Reference mode: build each case's inputs, run the reference and its float64 shadow, save all.
+
+Output files per case, in the job's out_dir, named <case>.<role>.kbt:
+  in          the inputs, exactly as handed to every candidate
+  ref         the reference's result at the task's dtypes
+  ref_after   the inputs after the reference call (for tasks that update tensors in place)
+  shadow      the reference's result on float64 copies of the inputs (when the task allows)
+  shadow_after the float64 inputs after the shadow call
+"""
+
+import os
+import time
+import traceback
+
+import torch
+
+from .argcodec import encode_call
+from .calls import save_result, sync, upcast
+from .casegen import Ctx, case_seed
+from .taskload import Reference
+from .tensorio import write_kbt
+from .timer import CudaTimer
+
+
+def _run_case(ref, job, case, device, channel, timer):
+    seed = case_seed(job["seed"], job["task"], case.name)
+    args, kwargs = case.make(Ctx(seed, device))
+    args = list(args)
+    call, tensors = encode_call(args, kwargs)
+    base = os.path.join(job["out_dir"], case.name)
+    write_kbt(base + ".in.kbt", tensors)
+    shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
+    # Pristine copies for timing so that in-place tasks time on the inputs candidates see.
+    result = ref.entry(*args, **kwargs)
+    sync(device)
+    structure, meta = save_result(result, base + ".ref.kbt", tensors, device)
+    write_kbt(base + ".ref_after.kbt", tensors)
+    ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
+          "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
+          "structure": structure, "outputs": meta, "shadow": False}
+    if shadow_args is not None:
+        sargs, skwargs = shadow_args
+        fn = ref.shadow or ref.entry
+        sresult = fn(*sargs, **skwargs)
+        sync(device)
+        _, stensors = encode_call(sargs, skwargs)
+        save_result(sresult, base + ".shadow.kbt", stensors, device)
+        write_kbt(base + ".shadow_after.kbt", stensors)
+        ev["shadow"] = True
+    if case.tier == "full" and ref.cost is not None:
+        ev["cost"] = ref.cost(*args, **kwargs)
+    if timer is not None and case.tier == "full":
+        ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+    channel.send("case", **ev)
+
+
+def run(request, channel):
+    device = request["device"]
+    timer = None
+    if request.get("time") and torch.device(device).type == "cuda":
+        timer = CudaTimer(device, **request.get("timer", {}))
+    for job in request["jobs"]:
+        t0 = time.perf_counter()
+        try:
+            os.makedirs(job["out_dir"], exist_ok=True)
+            ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
+            tiers = set(job["tiers"])
+            for case in ref.cases:
+                if case.tier in tiers:
+                    _run_case(ref, job, case, device, channel, timer)
+            channel.send("task_done", task=job["task"], label=job.get("label", ""),
+                         seconds=time.perf_counter() - t0)
+        except Exception as exc:  # a broken reference is reported, the next task still runs
+            channel.send("task_error", task=job["task"], label=job.get("label", ""),
+                         type=type(exc).__name__, message=str(exc)[:4000],
+                         trace=traceback.format_exc()[-4000:])
