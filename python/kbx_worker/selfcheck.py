@@ -96,6 +96,31 @@ def check_candidate(task_dir, device, tiers, path):
     return problems
 
 
+def _check_judge(ref, task, case, device):
+    """A random case: the reference's own two draws pass judge(); all-zeros outputs fail it."""
+    judge = getattr(ref.module, "judge", None)
+    if judge is None:
+        return [f"case {case.name} is random=True but reference.py defines no judge()"]
+    outs = []
+    for torch_seed in (11, 12):
+        args, kwargs = case.make(Ctx(case_seed(3, task, case.name), device))
+        torch.manual_seed(torch_seed)
+        outs.append(ref.entry(*list(args), **kwargs))
+    args, kwargs = case.make(Ctx(case_seed(3, task, case.name), device))
+    verdict = judge(list(args), kwargs, outs[0], outs[1])
+    problems = []
+    if not verdict.get("ok"):
+        problems.append(f"case {case.name}: judge rejects the reference: {verdict.get('message')}")
+    zero = [torch.zeros_like(t) for t in _tensor_leaves(outs[0])]
+    zero = zero[0] if len(zero) == 1 and isinstance(outs[0], torch.Tensor) else tuple(zero)
+    if judge(list(args), kwargs, zero, zero).get("ok"):
+        problems.append(f"case {case.name}: judge accepts all-zeros outputs")
+    same = judge(list(args), kwargs, outs[0], outs[0])
+    if same.get("ok"):
+        problems.append(f"case {case.name}: judge accepts two identical draws (seed ignored)")
+    return problems
+
+
 def check_task(task_dir, device, tiers):
     problems = []
     with open(f"{task_dir}/task.toml", "rb") as f:
@@ -139,6 +164,7 @@ def check_task(task_dir, device, tiers):
         if not _same(out1, out2):
             varies = True
         if case.random:
+            problems += _check_judge(ref, task, case, device)
             continue
         zeros = [torch.zeros_like(o) for o in out1]
         zero_fail |= _fails(zeros, out1, s1, tol, ratio, floor)
