@@ -37,6 +37,9 @@ def main(argv=None):
     elif request["mode"] == "candidate":
         from . import candidate_mode
         candidate_mode.run(request, channel)
+    elif request["mode"] == "judge":
+        from . import judge_mode
+        judge_mode.run(request, channel)
     else:
         raise SystemExit(f"unknown mode {request['mode']!r}")
     channel.send("done")

@@ -6,6 +6,7 @@ and the supervisor compares them with the reference's, which another process pro
 
 import os
 import sys
+import time
 import traceback
 
 import torch
@@ -72,6 +73,7 @@ def run(request, channel):
         return 0
     counter = LaunchCounter()
     sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
+    t_import = time.perf_counter()
     try:
         module = load_module(request["candidate"], "kbx_candidate")
         entry = getattr(module, entry_name)
@@ -79,13 +81,16 @@ def run(request, channel):
         phase = "compile" if classify_exception(exc) == "compile_error" else "import"
         _fail(channel, phase, exc)
         return 0
-    channel.send("imported")
+    channel.send("imported", seconds=time.perf_counter() - t_import)
     timed = []
     for case in request["cases"]:
         tensors = read_kbt(case["inputs"], device)
         args, kwargs = decode_call(case["call"], tensors)
         before = counter.count
+        t_call = time.perf_counter()
         try:
+            if case.get("random"):
+                torch.manual_seed(case["torch_seeds"][0])
             result = entry(*args, **kwargs)
             sync(device)
         except Exception as exc:
@@ -94,17 +99,28 @@ def run(request, channel):
         base = case["out_prefix"]
         structure, meta = save_result(result, base + ".cand.kbt", tensors, device)
         write_kbt(base + ".cand_after.kbt", tensors)
+        call_s = time.perf_counter() - t_call
+        if case.get("random"):
+            try:  # a second draw on the same inputs, with another seed, for the judge
+                args2, kwargs2 = decode_call(case["call"], read_kbt(case["inputs"], device))
+                torch.manual_seed(case["torch_seeds"][1])
+                save_result(entry(*args2, **kwargs2), base + ".cand2.kbt", tensors, device)
+                sync(device)
+            except Exception as exc:
+                _fail(channel, "run", exc, case=case["name"])
+                return 0
         channel.send("case", case=case["name"], structure=structure, outputs=meta,
-                     triton_launches=counter.count - before)
+                     triton_launches=counter.count - before, call_s=call_s)
         if case["tier"] == "full":
             timed.append((case["name"], args, kwargs))
     if request.get("time") and torch.device(device).type == "cuda" and timed:
         timer = CudaTimer(device, **request.get("timer", {}))
         for name, args, kwargs in timed:
+            t_time = time.perf_counter()
             try:
                 ms = timer.run(lambda: entry(*args, **kwargs))
             except Exception as exc:
                 _fail(channel, "time", exc, case=name)
                 return 0
-            channel.send("timing", case=name, ms=ms)
+            channel.send("timing", case=name, ms=ms, seconds=time.perf_counter() - t_time)
     return 0

@@ -22,6 +22,15 @@ from .tensorio import write_kbt
 from .timer import CudaTimer
 
 
+def _same_bits(a, b):
+    """Bitwise equality (NaN payloads included), for telling which inputs a call updated."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+
+
 def _run_case(ref, job, case, device, channel, timer):
     seed = case_seed(job["seed"], job["task"], case.name)
     args, kwargs = case.make(Ctx(seed, device))
@@ -30,14 +39,17 @@ def _run_case(ref, job, case, device, channel, timer):
     base = os.path.join(job["out_dir"], case.name)
     write_kbt(base + ".in.kbt", tensors)
     shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
-    # Pristine copies for timing so that in-place tasks time on the inputs candidates see.
+    before = {k: v.detach().clone() for k, v in tensors.items()}
     result = ref.entry(*args, **kwargs)
     sync(device)
     structure, meta = save_result(result, base + ".ref.kbt", tensors, device)
-    write_kbt(base + ".ref_after.kbt", tensors)
+    changed = [k for k, v in tensors.items() if not _same_bits(before[k], v)]
+    del before
+    write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
-          "structure": structure, "outputs": meta, "shadow": False}
+          "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
+          "random": bool(getattr(case, "random", False))}
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
@@ -45,7 +57,7 @@ def _run_case(ref, job, case, device, channel, timer):
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
         save_result(sresult, base + ".shadow.kbt", stensors, device)
-        write_kbt(base + ".shadow_after.kbt", stensors)
+        write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
         ev["shadow"] = True
     if case.tier == "full" and ref.cost is not None:
         ev["cost"] = ref.cost(*args, **kwargs)

@@ -1,0 +1,39 @@
+"""Judge mode: apply a task's statistical contract (judge()) to a candidate's random outputs.
+
+Runs in a process of its own, never the candidate's: it reads the case's inputs and the
+candidate's two draws from files and calls the task reference's judge().
+"""
+
+import traceback
+
+from .argcodec import decode_call
+from .taskload import Reference
+from .tensorio import read_kbt
+
+
+def _rebuild(leaves, structure):
+    values = list(leaves.values())
+    if structure == "single":
+        return values[0] if values else None
+    return tuple(values)
+
+
+def run(request, channel):
+    refs = {}
+    for job in request["jobs"]:
+        try:
+            key = job["task_dir"]
+            if key not in refs:
+                refs[key] = Reference(job["task_dir"], job["entry"], label=f"judge{len(refs)}")
+            judge = getattr(refs[key].module, "judge")
+            args, kwargs = decode_call(job["call"], read_kbt(job["inputs"]))
+            out_a = _rebuild(read_kbt(job["out_a"]), job["structure"])
+            out_b = _rebuild(read_kbt(job["out_b"]), job["structure"])
+            verdict = judge(list(args), kwargs, out_a, out_b)
+            channel.send("judged", case=job["case"], ok=bool(verdict.get("ok")),
+                         message=str(verdict.get("message", ""))[:2000],
+                         stats={k: float(v) for k, v in verdict.get("stats", {}).items()})
+        except Exception as exc:
+            channel.send("judged", case=job["case"], ok=False,
+                         message=f"judge failed: {type(exc).__name__}: {exc}"[:2000],
+                         trace=traceback.format_exc()[-3000:])

@@ -1,0 +1,258 @@
+#include "cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/util.h"
+#include "report/table.h"
+#include "sandbox/process.h"
+#include "sched/eval.h"
+#include "sched/suite_check.h"
+#include "sched/worker.h"
+#include "store/store.h"
+#include "suite/task.h"
+
+namespace kbx::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const auto& item : items) {
+    for (auto& part : split(item, ',')) out.push_back(part);
+  }
+  return out;
+}
+
+int suite_list(const fs::path& root, const std::string& category, const std::string& format) {
+  const suite::Suite s = suite::load_suite(root);
+  for (const auto& e : s.errors) std::fprintf(stderr, "kbx: %s\n", e.c_str());
+  auto tasks = suite::select(s, category, {});
+  if (format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto* t : tasks) {
+      arr.push_back({{"category", t->category}, {"name", t->name}, {"set", t->set},
+                     {"difficulty", t->difficulty}, {"entry", t->entry},
+                     {"signature", t->signature}, {"dtypes", t->contract.dtypes},
+                     {"tolerance", suite::tolerance_name(t->contract.tolerance)},
+                     {"deviation", t->compat.deviation}, {"hash", t->hash}});
+    }
+    std::printf("%s\n", arr.dump(2).c_str());
+  } else if (format == "tsv") {
+    std::printf("category\tname\tset\tdifficulty\tentry\tdtypes\ttolerance\tdeviation\n");
+    for (const auto* t : tasks) {
+      std::printf("%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", t->category.c_str(), t->name.c_str(),
+                  t->set.c_str(), t->difficulty, t->entry.c_str(),
+                  join(t->contract.dtypes, ",").c_str(),
+                  suite::tolerance_name(t->contract.tolerance), t->compat.deviation ? "yes" : "no");
+    }
+  } else {
+    std::printf("%-15s %-48s %-6s %-10s %s\n", "category", "name", "set", "tolerance", "dtypes");
+    for (const auto* t : tasks) {
+      std::printf("%-15s %-48s %-6s %-10s %s\n", t->category.c_str(), t->name.c_str(),
+                  t->set.c_str(), suite::tolerance_name(t->contract.tolerance),
+                  join(t->contract.dtypes, ",").c_str());
+    }
+    std::printf("%zu tasks\n", tasks.size());
+  }
+  return s.errors.empty() ? 0 : 1;
+}
+
+int suite_show(const fs::path& root, const std::string& id) {
+  const suite::Suite s = suite::load_suite(root);
+  const suite::Task* t = s.find(id);
+  if (!t) throw Error(id + ": no such task in " + root.string() + " (kbx suite list shows them)");
+  const auto& c = t->contract;
+  std::printf("%s  (%s, difficulty %d)\n\n", t->id().c_str(), t->set.c_str(), t->difficulty);
+  std::printf("entry:      %s\n", t->signature.c_str());
+  std::printf("dtypes:     %s\n", join(c.dtypes, ", ").c_str());
+  std::printf("tolerance:  %s", suite::tolerance_name(c.tolerance));
+  if (c.tolerance == suite::Tolerance::Shadow) {
+    std::printf(" (ratio <= %g, floor %g ulps)", c.ratio, c.ulp_floor);
+  }
+  if (c.tolerance == suite::Tolerance::Allclose) std::printf(" (rtol %g, atol %g)", c.rtol, c.atol);
+  std::printf("\ntf32:       %s\n", c.tf32 ? "allowed" : "not allowed");
+  std::printf("tags:       %s\n", join(t->tags, ", ").c_str());
+  std::printf("folder:     %s\nhash:       %s\n\n%s\n", t->dir.c_str(), t->hash.c_str(),
+              t->summary.c_str());
+  if (!c.note.empty()) std::printf("\ncontract: %s\n", c.note.c_str());
+  if (t->compat.deviation) std::printf("\ndeviation from KernelBenchX: %s\n", t->compat.note.c_str());
+  return 0;
+}
+
+int results_cmd(const fs::path& db_path, const std::string& method, std::optional<std::int64_t> run,
+                const std::string& format) {
+  if (!fs::exists(db_path)) throw Error(db_path.string() + ": no such database (run kbx eval first)");
+  store::Store db(db_path);
+  auto rows = db.results(method, run);
+  if (format == "csv") {
+    std::fputs(report::results_csv(rows).c_str(), stdout);
+  } else if (format == "json") {
+    std::fputs(report::results_json(rows).c_str(), stdout);
+  } else if (format == "markdown") {
+    std::fputs(report::results_markdown(rows, "kbx results").c_str(), stdout);
+  } else {
+    if (rows.empty()) std::printf("no results in %s\n", db_path.c_str());
+    std::fputs(report::results_table(rows).c_str(), stdout);
+  }
+  return 0;
+}
+
+int doctor(const std::string& python_flag) {
+  std::printf("kbx %s (%s)\nhome: %s\n", KBX_VERSION, KBX_REVISION, kbx_home().c_str());
+  const auto& ab = sandbox::abilities();
+  std::printf("sandbox: network namespace %s%s\n", ab.network_namespace ? "yes" : "no",
+              ab.network_namespace ? "" : (" (" + ab.network_namespace_note + ")").c_str());
+  bool ok = true;
+  try {
+    auto py = sched::find_python(python_flag);
+    std::printf("python: %s (chosen by %s)\n", py.path.c_str(), py.chosen.c_str());
+    std::string cmd = "'" + py.path +
+                      "' -c \"import torch, sys; print('torch', torch.__version__); "
+                      "print('cuda available', torch.cuda.is_available()); "
+                      "torch.cuda.is_available() and print('gpu', torch.cuda.get_device_name(0), "
+                      "'x', torch.cuda.device_count(), 'cuda', torch.version.cuda); "
+                      "import triton; print('triton', triton.__version__)\" 2>&1";
+    std::fflush(stdout);
+    ok = std::system(cmd.c_str()) == 0;
+  } catch (const Error& e) {
+    std::printf("python: %s\n", e.what());
+    ok = false;
+  }
+  std::fflush(stdout);
+  std::system("nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader "
+              "2>/dev/null | sed 's/^/nvidia-smi: /' || true");
+  const fs::path probe = kbx_home() / "build" / "probe" / "libkbx_probe.so";
+  std::printf("probe: %s\n", fs::exists(probe) ? probe.c_str() : "not built (timing uses CUDA events)");
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"kbx: trusted evaluation of LLM-written GPU kernels (KernelBenchX tasks)"};
+  app.require_subcommand(1);
+  std::string suite_dir = (kbx_home() / "tasks").string();
+  app.add_option("--suite", suite_dir, "folder of tasks (Category/name/task.toml)")
+      ->capture_default_str();
+
+  auto* suite_cmd = app.add_subcommand("suite", "list, show and check the tasks");
+  suite_cmd->require_subcommand(1);
+  std::string category, format = "table", task_id, device = "cpu", python;
+  std::vector<std::string> task_list;
+  auto* list = suite_cmd->add_subcommand("list", "list tasks");
+  list->add_option("--category", category, "only this category");
+  list->add_option("--format", format, "table, tsv or json")->check(CLI::IsMember({"table", "tsv", "json"}));
+  auto* show = suite_cmd->add_subcommand("show", "show one task's manifest");
+  show->add_option("task", task_id, "Category/name")->required();
+  auto* check = suite_cmd->add_subcommand(
+      "check", "check references: they run, are deterministic, depend on their inputs, and "
+               "reject all-zeros and identity candidates");
+  check->add_option("--device", device, "cpu (edge and small cases) or cuda (all cases)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  check->add_option("--category", category, "only this category");
+  check->add_option("--task", task_list, "only these tasks (Category/name, repeatable or comma-separated)");
+  check->add_option("--python", python, "Python interpreter with torch");
+
+  sched::EvalOptions ev;
+  std::string seed_text, work;
+  auto* eval = app.add_subcommand("eval", "evaluate a method's candidate kernels");
+  eval->add_option("--method", ev.method, "method name the results are stored under")->required();
+  eval->add_option("--candidates", ev.candidates,
+                   "folder of Category/name.py files or a KernelBenchX .jsonl file; omitted: the "
+                   "method's imported candidates");
+  eval->add_option("--tasks", task_list, "only these tasks (Category/name, comma-separated)");
+  eval->add_option("--category", ev.category, "only this category");
+  eval->add_option("--device", ev.device, "cuda (all cases, timed) or cpu (edge and small cases "
+                   "under the Triton interpreter)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  eval->add_option("--track", ev.track, "triton: the candidate's own Triton kernels must do the "
+                   "work; any: any implementation")->check(CLI::IsMember({"triton", "any"}))->capture_default_str();
+  eval->add_option("--db", ev.db, "results database")->capture_default_str();
+  eval->add_option("--jobs", ev.jobs, "candidates evaluated at once")->capture_default_str();
+  eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
+  eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
+  eval->add_option("--seed", seed_text, "input seed (default: fresh from the OS, stored with the run)");
+  eval->add_option("--timeout", ev.timeout_s, "seconds per candidate (default 600 on cuda, 900 on cpu)");
+  eval->add_option("--work", work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
+  eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
+  bool no_time = false;
+  eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
+
+  auto* import = app.add_subcommand("import", "store candidates in the database without running them");
+  import->require_subcommand(1);
+  std::string import_path, import_method, db_path = "kbx.db";
+  for (auto [name, help] : {std::pair{"kernelbenchx", "a KernelBenchX JSONL file ({\"file\", \"predict\"} lines)"},
+                            std::pair{"dir", "a folder of Category/name.py files"}}) {
+    auto* sub = import->add_subcommand(name, help);
+    sub->add_option("path", import_path, "file or folder")->required();
+    sub->add_option("--method", import_method, "method name")->required();
+    sub->add_option("--db", db_path, "results database")->capture_default_str();
+  }
+
+  auto* results = app.add_subcommand("results", "show stored results (newest run of each method)");
+  std::string method;
+  std::int64_t run_id = 0;
+  results->add_option("--db", db_path, "results database")->capture_default_str();
+  results->add_option("--method", method, "only this method");
+  results->add_option("--run", run_id, "a specific run id");
+  results->add_option("--format", format, "table, csv, json or markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
+
+  auto* doc = app.add_subcommand("doctor", "what this machine offers: GPU, driver, torch, triton, sandbox");
+  doc->add_option("--python", python, "Python interpreter with torch");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    const fs::path suite_root = suite_dir;
+    if (list->parsed()) return suite_list(suite_root, category, format);
+    if (show->parsed()) return suite_show(suite_root, task_id);
+    if (check->parsed()) {
+      sched::CheckOptions co;
+      co.suite_root = suite_root;
+      co.device = device;
+      co.category = category;
+      co.tasks = split_list(task_list);
+      co.python = python;
+      return sched::run_suite_check(co);
+    }
+    if (eval->parsed()) {
+      ev.suite_root = suite_root;
+      ev.tasks = split_list(task_list);
+      ev.work_root = work;
+      ev.time = !no_time;
+      if (!seed_text.empty()) ev.seed = std::stoull(seed_text);
+      return sched::run_eval(ev);
+    }
+    if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);
+    if (results->parsed()) {
+      return results_cmd(db_path, method, run_id ? std::optional<std::int64_t>(run_id) : std::nullopt,
+                         format);
+    }
+    if (doc->parsed()) return doctor(python);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "kbx: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kbx: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace kbx::cli

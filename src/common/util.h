@@ -1,0 +1,37 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kbx {
+
+/// Whole file as bytes; throws Error naming the path when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+/// Writes (replacing) a file; throws Error naming the path on failure.
+void write_file(const std::filesystem::path& path, std::string_view data);
+
+/// True when data is well-formed UTF-8.
+bool is_valid_utf8(std::string_view data);
+
+/// Lower-case hex SHA-256 of data.
+std::string sha256_hex(std::string_view data);
+
+/// Current UTC time as ISO-8601 ("2026-11-30T05:45:23Z").
+std::string utc_now_iso();
+
+/// Seconds on a monotonic clock.
+double monotonic_seconds();
+
+/// A 63-bit random seed from the OS.
+std::uint64_t random_seed();
+
+/// Splits on a separator, dropping empty pieces.
+std::vector<std::string> split(std::string_view text, char sep);
+
+/// The directory kbx's own files (python/, tasks/, solutions/) live in.
+std::filesystem::path kbx_home();
+
+}  // namespace kbx

@@ -1,0 +1,136 @@
+#include "plan/candidates.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+#include "common/util.h"
+
+namespace kbx::plan {
+namespace fs = std::filesystem;
+
+namespace {
+
+store::Candidate make(const std::string& method, const std::string& task, std::string source,
+                      const std::string& origin) {
+  store::Candidate c;
+  c.method = method;
+  c.task = task;
+  c.sha256 = sha256_hex(source);
+  c.source = std::move(source);
+  c.origin = origin;
+  return c;
+}
+
+/// "Category/name.py" -> "Category/name", or "" when the path has another shape.
+std::string task_of(const std::string& rel) {
+  fs::path p(rel);
+  if (p.extension() != ".py") return "";
+  auto parts = split(p.generic_string(), '/');
+  if (parts.size() != 2) return "";
+  return parts[0] + "/" + p.stem().string();
+}
+
+}  // namespace
+
+Found from_directory(const fs::path& dir, const std::string& method) {
+  Found found;
+  if (!fs::is_directory(dir)) {
+    found.problems.push_back(dir.string() + ": no such folder; expected Category/name.py files");
+    return found;
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    const std::string rel = fs::relative(f, dir).generic_string();
+    const std::string task = task_of(rel);
+    if (task.empty()) {
+      found.problems.push_back(f.string() + ": not at Category/name.py under " + dir.string() +
+                               "; skipped");
+      continue;
+    }
+    std::string source = read_file(f);
+    if (!is_valid_utf8(source)) {
+      found.problems.push_back(f.string() + ": not valid UTF-8; recorded as bad_input");
+    }
+    found.candidates.push_back(make(method, task, std::move(source), f.string()));
+  }
+  if (files.empty()) found.problems.push_back(dir.string() + ": no .py candidate files found");
+  return found;
+}
+
+Found from_jsonl(const fs::path& file, const std::string& method) {
+  Found found;
+  std::ifstream in(file);
+  if (!in) {
+    found.problems.push_back(file.string() + ": cannot open");
+    return found;
+  }
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    const std::string where = file.string() + ":" + std::to_string(lineno);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json obj;
+    try {
+      obj = nlohmann::json::parse(line);
+    } catch (const std::exception& e) {
+      found.problems.push_back(where + ": malformed JSON line (" + std::string(e.what()) +
+                               "); skipped");
+      continue;
+    }
+    if (!obj.is_object() || !obj.contains("file") || !obj["file"].is_string() ||
+        !obj.contains("predict") || !obj["predict"].is_string()) {
+      found.problems.push_back(where + ": expected {\"file\": \"Category/name.py\", \"predict\": "
+                               "\"<code>\"}; skipped");
+      continue;
+    }
+    const std::string task = task_of(obj["file"].get<std::string>());
+    if (task.empty()) {
+      found.problems.push_back(where + ": file '" + obj["file"].get<std::string>() +
+                               "' is not Category/name.py; skipped");
+      continue;
+    }
+    found.candidates.push_back(make(method, task, obj["predict"].get<std::string>(), where));
+  }
+  return found;
+}
+
+Found from_path(const fs::path& path, const std::string& method) {
+  if (fs::is_directory(path)) return from_directory(path, method);
+  if (fs::is_regular_file(path)) return from_jsonl(path, method);
+  Found f;
+  f.problems.push_back(path.string() + ": no such file or folder (--candidates takes a folder of "
+                       "Category/name.py files or a .jsonl file)");
+  return f;
+}
+
+void keep_known_tasks(Found& found, const suite::Suite& suite) {
+  std::vector<store::Candidate> kept;
+  for (auto& c : found.candidates) {
+    if (suite.find(c.task)) {
+      kept.push_back(std::move(c));
+    } else {
+      found.problems.push_back(c.origin + ": no task " + c.task + " in " + suite.root.string() +
+                               "; skipped");
+    }
+  }
+  found.candidates = std::move(kept);
+}
+
+std::string run_key(const std::string& method, const std::string& device, const std::string& track,
+                    const std::vector<std::string>& tiers,
+                    const std::vector<store::Candidate>& candidates) {
+  std::vector<std::string> parts;
+  for (const auto& c : candidates) parts.push_back(c.task + ":" + c.sha256);
+  std::sort(parts.begin(), parts.end());
+  std::string text = method + "|" + device + "|" + track + "|";
+  for (const auto& t : tiers) text += t + ",";
+  for (const auto& p : parts) text += "|" + p;
+  return sha256_hex(text).substr(0, 24);
+}
+
+}  // namespace kbx::plan

@@ -1,0 +1,34 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+#include "suite/task.h"
+
+namespace kbx::plan {
+
+/// Candidates read from disk, plus one line per input that could not be used.
+struct Found {
+  std::vector<store::Candidate> candidates;
+  std::vector<std::string> problems;  ///< "path: what is wrong; skipped"
+};
+
+/// A folder of Category/name.py files.
+Found from_directory(const std::filesystem::path& dir, const std::string& method);
+
+/// A KernelBenchX JSONL file: one {"file": "Category/name.py", "predict": code} per line.
+Found from_jsonl(const std::filesystem::path& file, const std::string& method);
+
+/// Either of the above, by what the path is.
+Found from_path(const std::filesystem::path& path, const std::string& method);
+
+/// Drops candidates whose task is not in the suite (adding a problem line for each).
+void keep_known_tasks(Found& found, const suite::Suite& suite);
+
+/// Key identifying "the same command": rerunning with the same key resumes that run.
+std::string run_key(const std::string& method, const std::string& device,
+                    const std::string& track, const std::vector<std::string>& tiers,
+                    const std::vector<store::Candidate>& candidates);
+
+}  // namespace kbx::plan

@@ -1,0 +1,270 @@
+#include "sandbox/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "common/util.h"
+
+extern char** environ;
+
+namespace kbx::sandbox {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kEventFd = 4;
+constexpr int kExitNoNetns = 121;
+constexpr int kExitExecFailed = 122;
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    read = fds[0];
+    write = fds[1];
+  }
+};
+
+bool enter_network_namespace() {
+  if (unshare(CLONE_NEWNET) == 0) return true;
+  // Without root: a user namespace first makes the network namespace possible.
+  return unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
+}
+
+/// Keeps the head and the tail of a stream, counting everything.
+struct Capture {
+  size_t keep;
+  std::string head, tail;
+  std::uint64_t total = 0;
+  void add(const char* data, size_t n) {
+    total += n;
+    size_t room = head.size() < keep ? keep - head.size() : 0;
+    size_t take = std::min(room, n);
+    head.append(data, take);
+    if (n > take) {
+      tail.append(data + take, n - take);
+      if (tail.size() > 2 * keep) tail.erase(0, tail.size() - keep);
+    }
+  }
+  std::string text() const {
+    if (tail.empty()) return head;
+    std::string t = tail.size() > keep ? tail.substr(tail.size() - keep) : tail;
+    return head + fmt::format("\n[... {} bytes not kept ...]\n", total - head.size() - t.size()) + t;
+  }
+};
+
+[[noreturn]] void exec_child(const Spawn& s, int req, int ev, int out, int err) {
+  setpgid(0, 0);
+  if (s.limits.isolate_network && !enter_network_namespace()) _exit(kExitNoNetns);
+  int devnull = open("/dev/null", O_RDONLY);
+  dup2(devnull, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  dup2(req, kRequestFd);
+  dup2(ev, kEventFd);
+  // dup2 clears close-on-exec on the targets; every other descriptor is closed.
+  for (int fd = kEventFd + 1; fd < 1024; ++fd) close(fd);
+  rlimit core{0, 0};
+  setrlimit(RLIMIT_CORE, &core);
+  rlimit fsize{s.limits.max_file_bytes, s.limits.max_file_bytes};
+  setrlimit(RLIMIT_FSIZE, &fsize);
+  if (!s.cwd.empty() && chdir(s.cwd.c_str()) != 0) _exit(kExitExecFailed);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : s.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (const auto& a : s.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execve(argv[0], argv.data(), envp.data());
+  _exit(kExitExecFailed);
+}
+
+void parse_events(std::string& buffer, Outcome& out,
+                  const std::function<void(const nlohmann::json&)>& on_event) {
+  size_t start = 0;
+  for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = buffer.substr(start, nl - start);
+    if (line.empty()) continue;
+    try {
+      auto ev = nlohmann::json::parse(line);
+      if (!ev.is_object() || !ev.contains("ev")) throw std::runtime_error("no 'ev' field");
+      if (on_event) on_event(ev);
+      out.events.push_back(std::move(ev));
+    } catch (const std::exception& e) {
+      if (out.protocol_error.empty()) {
+        out.protocol_error = "malformed event: " + line.substr(0, 200) + " (" + e.what() + ")";
+      }
+    }
+  }
+  buffer.erase(0, start);
+}
+
+}  // namespace
+
+std::string Outcome::describe() const {
+  switch (end) {
+    case End::Exited: return fmt::format("exit {}", exit_code);
+    case End::Signaled: return fmt::format("signal {} ({})", signal, strsignal(signal));
+    case End::TimedOut: return fmt::format("timeout after {:.0f} s", wall_seconds);
+    case End::SpawnFailed: return "could not start the worker";
+  }
+  return "?";
+}
+
+const Abilities& abilities() {
+  static const Abilities probed = [] {
+    Abilities a;
+    pid_t pid = fork();
+    if (pid == 0) _exit(enter_network_namespace() ? 0 : 1);
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0) {
+      a.network_namespace = true;
+    } else {
+      a.network_namespace_note =
+          "unshare(CLONE_NEWNET) refused (no root and no unprivileged user namespaces): "
+          "workers keep the host's network";
+    }
+    return a;
+  }();
+  return probed;
+}
+
+std::map<std::string, std::string> scrubbed_environment(
+    const std::map<std::string, std::string>& overrides) {
+  static const char* kExact[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME",
+                                 "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+                                 "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ"};
+  static const char* kPrefixes[] = {"NVIDIA_", "NCCL_", "TORCH_SYMM", "NVSHMEM_"};
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = entry.substr(0, eq);
+    bool keep = false;
+    for (const char* k : kExact) keep |= key == k;
+    for (const char* p : kPrefixes) keep |= key.rfind(p, 0) == 0;
+    if (keep) env[key] = entry.substr(eq + 1);
+  }
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  if (!env.count("LANG")) env["LANG"] = "C.UTF-8";
+  for (const auto& [k, v] : overrides) env[k] = v;
+  return env;
+}
+
+Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event) {
+  Outcome out;
+  Spawn s = spawn;
+  s.limits.isolate_network = s.limits.isolate_network && abilities().network_namespace;
+  out.network_isolated = s.limits.isolate_network;
+  Pipe req, ev, sout, serr;
+  const double t0 = monotonic_seconds();
+  pid_t pid = fork();
+  if (pid < 0) {
+    out.end = Outcome::End::SpawnFailed;
+    return out;
+  }
+  if (pid == 0) exec_child(s, req.read, ev.write, sout.write, serr.write);
+  setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  for (int fd : {req.read, ev.write, sout.write, serr.write}) close(fd);
+
+  fcntl(req.write, F_SETFL, O_NONBLOCK);
+  size_t request_sent = 0;
+  int request_fd = req.write;
+  if (s.request.empty()) close(request_fd), request_fd = -1;
+
+  Capture cap_out{s.limits.keep_output_bytes}, cap_err{s.limits.keep_output_bytes};
+  std::string ev_buffer;
+  int open_fds[3] = {ev.read, sout.read, serr.read};
+  bool exited = false, timed_out = false;
+  int status = 0;
+  char buf[65536];
+  while (true) {
+    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      kill(-pid, SIGKILL);  // stragglers the worker left behind would hold the pipes open
+    }
+    const double elapsed = monotonic_seconds() - t0;
+    if (!exited && elapsed > s.limits.wall_seconds) {
+      kill(-pid, SIGKILL);
+      timed_out = true;
+    }
+    std::vector<pollfd> fds;
+    for (int fd : open_fds) {
+      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+    }
+    if (request_fd >= 0) fds.push_back({request_fd, POLLOUT, 0});
+    if (fds.empty() && exited) break;
+    if (fds.empty()) {
+      waitpid(pid, &status, 0);
+      exited = true;
+      continue;
+    }
+    int ready = poll(fds.data(), fds.size(), exited ? 200 : 100);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready == 0 && exited) break;  // the process is gone; what is left unread is lost
+    for (const auto& p : fds) {
+      if (!p.revents) continue;
+      if (p.fd == request_fd) {
+        ssize_t n = write(request_fd, s.request.data() + request_sent, s.request.size() - request_sent);
+        if (n > 0) request_sent += static_cast<size_t>(n);
+        if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
+        if (request_sent >= s.request.size()) close(request_fd), request_fd = -1;
+        continue;
+      }
+      ssize_t n = read(p.fd, buf, sizeof buf);
+      if (n <= 0) {
+        for (int& fd : open_fds) {
+          if (fd == p.fd) close(fd), fd = -1;
+        }
+        continue;
+      }
+      if (p.fd == ev.read) {
+        ev_buffer.append(buf, static_cast<size_t>(n));
+        parse_events(ev_buffer, out, on_event);
+      } else if (p.fd == sout.read) {
+        cap_out.add(buf, static_cast<size_t>(n));
+      } else {
+        cap_err.add(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (int fd : open_fds) {
+    if (fd >= 0) close(fd);
+  }
+  if (request_fd >= 0) close(request_fd);
+  if (!exited) waitpid(pid, &status, 0);
+  kill(-pid, SIGKILL);
+  ev_buffer += '\n';
+  parse_events(ev_buffer, out, on_event);
+  out.wall_seconds = monotonic_seconds() - t0;
+  out.stdout_kept = cap_out.text();
+  out.stderr_kept = cap_err.text();
+  out.stdout_bytes = cap_out.total;
+  out.stderr_bytes = cap_err.total;
+  if (timed_out) {
+    out.end = Outcome::End::TimedOut;
+  } else if (WIFSIGNALED(status)) {
+    out.end = Outcome::End::Signaled;
+    out.signal = WTERMSIG(status);
+  } else {
+    out.end = Outcome::End::Exited;
+    out.exit_code = WEXITSTATUS(status);
+    if (out.exit_code == kExitExecFailed) out.end = Outcome::End::SpawnFailed;
+  }
+  return out;
+}
+
+}  // namespace kbx::sandbox

@@ -1,0 +1,64 @@
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace kbx::sandbox {
+
+/// What a worker process may do and see.
+struct Limits {
+  double wall_seconds = 600;           ///< killed (whole process group) after this
+  bool isolate_network = true;         ///< new network namespace when the OS allows it
+  std::uint64_t max_file_bytes = 64ULL << 30;  ///< RLIMIT_FSIZE
+  size_t keep_output_bytes = 16384;    ///< head and tail kept of stdout and stderr each
+};
+
+/// A process to start: argv[0] is an absolute path; env is the whole environment it gets.
+struct Spawn {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  std::filesystem::path cwd;
+  std::string request;  ///< written to the request pipe (fd 3 in the child), then closed
+  Limits limits;
+};
+
+/// How a worker process ended, with what it said.
+struct Outcome {
+  enum class End { Exited, Signaled, TimedOut, SpawnFailed };
+  End end = End::Exited;
+  int exit_code = 0;
+  int signal = 0;
+  bool network_isolated = false;
+  double wall_seconds = 0;
+  std::string stdout_kept;  ///< head (and tail, if long) of what it printed
+  std::string stderr_kept;
+  std::uint64_t stdout_bytes = 0;
+  std::uint64_t stderr_bytes = 0;
+  std::vector<nlohmann::json> events;  ///< the worker's protocol events, in order
+  std::string protocol_error;          ///< a malformed event line, if any
+
+  /// "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s", ...
+  std::string describe() const;
+};
+
+/// What the sandbox can do on this machine (probed once by forking a test child).
+struct Abilities {
+  bool network_namespace = false;
+  std::string network_namespace_note;  ///< why not, when it cannot
+};
+
+const Abilities& abilities();
+
+/// Runs a worker: fds 3 (request, read) and 4 (events, write) in the child; stdout/stderr
+/// captured; new process group killed at the end. on_event is called per event as it arrives.
+Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event = {});
+
+/// The environment a worker gets: an allowlist of the parent's variables (PATH, locale, CUDA
+/// and library paths), never credentials, plus the given overrides.
+std::map<std::string, std::string> scrubbed_environment(
+    const std::map<std::string, std::string>& overrides);
+
+}  // namespace kbx::sandbox

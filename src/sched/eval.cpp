@@ -1,0 +1,208 @@
+#include "sched/eval.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <thread>
+
+#include "common/error.h"
+#include "common/util.h"
+#include "plan/candidates.h"
+#include "sched/evaluate.h"
+#include "sched/progress.h"
+#include "sched/reference.h"
+#include "store/store.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+void say(const std::string& line) { std::fprintf(stderr, "kbx: %s\n", line.c_str()); }
+
+std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suite::Suite& suite,
+                                                store::Store& db) {
+  std::vector<store::Candidate> cands;
+  if (!o.candidates.empty()) {
+    plan::Found found = plan::from_path(o.candidates, o.method);
+    plan::keep_known_tasks(found, suite);
+    for (const auto& p : found.problems) say(p);
+    for (auto& c : found.candidates) {
+      c.id = db.add_candidate(c);
+      cands.push_back(std::move(c));
+    }
+  } else {
+    cands = db.latest_candidates(o.method);
+    if (cands.empty()) {
+      throw Error("no candidates stored for method '" + o.method + "' in " + o.db.string() +
+                  " (pass --candidates DIR|FILE.jsonl or run kbx import first)");
+    }
+  }
+  auto wanted = suite::select(suite, o.category, o.tasks);
+  std::vector<store::Candidate> kept;
+  for (auto& c : cands) {
+    bool in = std::any_of(wanted.begin(), wanted.end(), [&](auto* t) { return t->id() == c.task; });
+    if (in) kept.push_back(std::move(c));
+  }
+  return kept;
+}
+
+json environment_of(const json& hello, const WorkerEnv& env) {
+  const auto& ab = sandbox::abilities();
+  json e = hello.is_null() ? json::object() : hello;
+  e.erase("ev");
+  e.erase("pid");
+  e["kbx_version"] = KBX_VERSION;
+  e["kbx_revision"] = KBX_REVISION;
+  e["python_path"] = env.python.path;
+  e["python_chosen_by"] = env.python.chosen;
+  e["network_namespace"] = ab.network_namespace;
+  if (!ab.network_namespace) e["network_namespace_note"] = ab.network_namespace_note;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  e["host"] = host;
+  return e;
+}
+
+fs::path default_work_root() {
+  if (const char* w = std::getenv("KBX_WORK"); w && *w) return w;
+  const char* tmp = std::getenv("TMPDIR");
+  return fs::path(tmp && *tmp ? tmp : "/tmp") / ("kbx-work-" + std::to_string(getuid()));
+}
+
+}  // namespace
+
+int run_import(const fs::path& path, const std::string& method, const fs::path& db_path,
+               const fs::path& suite_root) {
+  const suite::Suite suite = suite::load_suite(suite_root);
+  plan::Found found = plan::from_path(path, method);
+  plan::keep_known_tasks(found, suite);
+  for (const auto& p : found.problems) say(p);
+  store::Store db(db_path);
+  for (const auto& c : found.candidates) db.add_candidate(c);
+  std::printf("imported %zu candidates for method %s into %s\n", found.candidates.size(),
+              method.c_str(), db_path.string().c_str());
+  return found.candidates.empty() ? 1 : 0;
+}
+
+int run_eval(const EvalOptions& o) {
+  if (o.device != "cpu" && o.device != "cuda") throw Error("--device must be cpu or cuda");
+  if (o.track != "triton" && o.track != "any") throw Error("--track must be triton or any");
+  const suite::Suite suite = suite::load_suite(o.suite_root);
+  for (const auto& e : suite.errors) say(e);
+  store::Store db(o.db);
+  std::vector<store::Candidate> cands = gather_candidates(o, suite, db);
+  if (cands.empty()) {
+    say("nothing to evaluate");
+    return 1;
+  }
+
+  WorkerEnv env;
+  env.python = find_python(o.python);
+  env.device = o.device;
+  env.timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.device == "cpu" ? 900 : 600);
+  say(fmt::format("using {} (chosen by {})", env.python.path, env.python.chosen));
+
+  const auto tiers = tiers_for(o.device);
+  const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands);
+  std::optional<store::Run> run = o.fresh ? std::nullopt : db.find_run(key);
+  if (run) {
+    say(fmt::format("resuming run {} (same command as before; --fresh starts a new one)", run->id));
+  } else {
+    store::Run r;
+    r.run_key = key;
+    r.method = o.method;
+    r.device = o.device;
+    r.track = o.track;
+    r.seed = o.seed ? *o.seed : random_seed();
+    r.settings_json = json{{"tiers", tiers}, {"timeout_s", env.timeout_s}, {"jobs", o.jobs},
+                           {"time", o.time}, {"candidates", o.candidates}}.dump();
+    r.kbx_version = std::string(KBX_VERSION) + "+" + KBX_REVISION;
+    r.id = db.add_run(r);
+    run = db.find_run(key);
+  }
+  env.work_dir = (o.work_root.empty() ? default_work_root() : o.work_root) /
+                 ("run-" + std::to_string(run->id) + "-" + key.substr(0, 8));
+  fs::create_directories(env.work_dir);
+
+  std::vector<store::Candidate> pending;
+  for (auto& c : cands) {
+    if (!db.has_result(run->id, c.id)) pending.push_back(c);
+  }
+  if (pending.empty()) {
+    say(fmt::format("run {}: all {} jobs already have results", run->id, cands.size()));
+    db.finish_run(run->id);
+    return 0;
+  }
+  say(fmt::format("run {}: {} jobs to do ({} done before), device {}, track {}, seed {}", run->id,
+                  pending.size(), cands.size() - pending.size(), o.device, o.track, run->seed));
+
+  std::vector<ReferenceJob> ref_jobs;
+  std::map<std::string, const suite::Task*> task_of;
+  for (const auto& c : pending) {
+    const suite::Task* t = suite.find(c.task);
+    if (task_of.count(c.task)) continue;
+    task_of[c.task] = t;
+    ref_jobs.push_back({t, run->seed, "ref", tiers, env.work_dir / "ref" / t->category / t->name});
+  }
+  say(fmt::format("computing reference outputs for {} tasks", ref_jobs.size()));
+  json hello;
+  auto refs = run_references(env, ref_jobs, o.time, &hello);
+  if (!hello.is_null()) {
+    db.set_run_environment(run->id, environment_of(hello, env).dump());
+    if (o.device == "cuda" && !hello.value("cuda_available", false)) {
+      throw Error("--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
+                  "check under the Triton interpreter)");
+    }
+  }
+
+  JobSettings st;
+  st.track = o.track;
+  st.time = o.time;
+  st.keep_files = o.keep_files;
+  st.seed = run->seed;
+  Progress progress("eval", static_cast<int>(pending.size()));
+  std::atomic<size_t> next{0};
+  std::mutex db_mu;
+  std::atomic<int> harness_errors{0};
+  auto lane = [&] {
+    for (size_t i; (i = next++) < pending.size();) {
+      const auto& c = pending[i];
+      const suite::Task& t = *task_of.at(c.task);
+      const ReferenceCases& rc = refs.at(t.id() + "|ref");
+      fs::path job_dir = env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
+      store::Result r;
+      try {
+        r = evaluate(env, st, t, c, rc, job_dir);
+      } catch (const std::exception& e) {
+        r.candidate_id = c.id;
+        r.method = c.method;
+        r.task = t.id();
+        r.category = t.category;
+        r.status = "harness_error";
+        r.detail = e.what();
+        ++harness_errors;
+      }
+      r.run_id = run->id;
+      {
+        std::lock_guard<std::mutex> lock(db_mu);
+        db.add_result(r);
+      }
+      if (r.status != "passed") progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
+      progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
+    }
+  };
+  std::vector<std::thread> lanes;
+  for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
+  for (auto& th : lanes) th.join();
+  db.finish_run(run->id);
+  say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id, o.db.string()));
+  return harness_errors ? 2 : 0;
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,36 @@
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbx::sched {
+
+/// Everything `kbx eval` is asked to do.
+struct EvalOptions {
+  std::string method;
+  std::string candidates;          ///< folder or .jsonl; empty: the method's stored candidates
+  std::vector<std::string> tasks;  ///< "Category/name" filter; empty: all
+  std::string category;
+  std::string device = "cuda";
+  std::string track = "triton";
+  std::filesystem::path db = "kbx.db";
+  std::filesystem::path suite_root;
+  std::filesystem::path work_root;  ///< scratch space for tensor files
+  std::string python;
+  int jobs = 1;
+  bool fresh = false;  ///< start a new run even if the same command ran before
+  std::optional<std::uint64_t> seed;
+  double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
+  bool keep_files = false;
+  bool time = true;
+};
+
+/// Runs `kbx eval`; returns the process exit code (0 when every job got a verdict).
+int run_eval(const EvalOptions& options);
+
+/// Imports candidates into the database without evaluating them (`kbx import`).
+int run_import(const std::filesystem::path& path, const std::string& method,
+               const std::filesystem::path& db, const std::filesystem::path& suite_root);
+
+}  // namespace kbx::sched

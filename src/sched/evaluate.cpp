@@ -1,0 +1,249 @@
+#include "sched/evaluate.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "common/error.h"
+#include "common/util.h"
+#include "timing/stats.h"
+#include "verdict/case_judge.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using verdict::Status;
+
+namespace {
+
+std::string status_str(Status s) { return verdict::status_name(s); }
+
+Status status_of_error(const json& err) {
+  const std::string kind = err.value("kind", "");
+  const std::string phase = err.value("phase", "");
+  if (kind == "compile_error") return Status::CompileError;
+  if (kind == "oom") return Status::Oom;
+  if (kind == "cuda_error") return Status::CudaError;
+  if (phase == "import") return Status::ImportError;
+  return Status::RuntimeError;
+}
+
+/// The process-level outcome as a status, when it is a failure (else Passed).
+std::pair<Status, std::string> process_failure(const sandbox::Outcome& o) {
+  using End = sandbox::Outcome::End;
+  if (o.end == End::TimedOut) return {Status::Timeout, o.describe() + "; process group killed"};
+  if (o.end == End::SpawnFailed) return {Status::HarnessError, "could not start the worker"};
+  if (o.end == End::Signaled) return {Status::Crash, "killed by " + o.describe()};
+  if (!o.protocol_error.empty()) return {Status::Crash, o.protocol_error};
+  if (first_event(o, "done").is_null()) {
+    return {Status::Crash, fmt::format("worker ended ({}) before finishing: os._exit, a fatal "
+                                       "error or an interpreter crash",
+                                       o.describe())};
+  }
+  return {Status::Passed, ""};
+}
+
+std::string tail(const std::string& s, size_t n) {
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
+
+json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
+                   const ReferenceCases& ref, const fs::path& source_path,
+                   const fs::path& job_dir) {
+  json cases = json::array();
+  for (const auto& ev : ref.cases) {
+    const std::string name = ev.value("case", "");
+    json c = {{"name", name},
+              {"tier", ev.value("tier", "")},
+              {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
+              {"call", ev.at("call")},
+              {"out_prefix", fs::absolute(job_dir / name).string()}};
+    if (ev.value("random", false)) {
+      c["random"] = true;
+      const std::uint64_t base = ev.value("case_seed", std::uint64_t{0}) ^ st.seed;
+      c["torch_seeds"] = {base & 0xFFFFFFFFFFFFULL, (base + 0x9E3779B9ULL) & 0xFFFFFFFFFFFFULL};
+    }
+    cases.push_back(c);
+  }
+  return {{"mode", "candidate"},   {"device", env.device},
+          {"candidate", fs::absolute(source_path).string()},
+          {"entry", task.entry},   {"track", st.track},
+          {"cases", cases},        {"time", st.time && env.device == "cuda"}};
+}
+
+/// Runs the task's judge() in a separate process over the random cases of a job.
+std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task& task,
+                                         const ReferenceCases& ref,
+                                         const std::map<std::string, json>& cand_cases,
+                                         const fs::path& job_dir) {
+  json jobs = json::array();
+  for (const auto& ev : ref.cases) {
+    const std::string name = ev.value("case", "");
+    if (!ev.value("random", false) || !cand_cases.count(name)) continue;
+    jobs.push_back({{"case", name},
+                    {"task_dir", fs::absolute(task.dir).string()},
+                    {"entry", task.entry},
+                    {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
+                    {"call", ev.at("call")},
+                    {"structure", cand_cases.at(name).value("structure", "single")},
+                    {"out_a", fs::absolute(job_dir / (name + ".cand.kbt")).string()},
+                    {"out_b", fs::absolute(job_dir / (name + ".cand2.kbt")).string()}});
+  }
+  std::map<std::string, json> verdicts;
+  if (jobs.empty()) return verdicts;
+  WorkerEnv judge_env = env;
+  judge_env.isolate_network = false;
+  auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", "cpu"}, {"jobs", jobs}},
+                      job_dir / "judge");
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") == "judged") verdicts[e.value("case", "")] = e;
+  }
+  return verdicts;
+}
+
+}  // namespace
+
+store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
+                       const store::Candidate& cand, const ReferenceCases& ref,
+                       const fs::path& job_dir) {
+  store::Result r;
+  r.candidate_id = cand.id;
+  r.method = cand.method;
+  r.task = task.id();
+  r.category = task.category;
+  r.cases_total = static_cast<int>(ref.cases.size());
+  const double t0 = monotonic_seconds();
+  auto finish = [&](Status s, std::string detail) {
+    r.status = status_str(s);
+    r.detail = std::move(detail);
+    r.wall_s = monotonic_seconds() - t0;
+    return r;
+  };
+  if (!ref.error.empty()) return finish(Status::ReferenceError, ref.error);
+  if (!is_valid_utf8(cand.source)) {
+    return finish(Status::BadInput, cand.origin + ": source is not valid UTF-8");
+  }
+  if (cand.source.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return finish(Status::BadInput, cand.origin + ": source is empty");
+  }
+  fs::remove_all(job_dir);
+  fs::create_directories(job_dir);
+  const fs::path source_path = job_dir / (task.name + ".py");
+  write_file(source_path, cand.source);
+
+  const json request = build_request(env, st, task, ref, source_path, job_dir);
+  sandbox::Outcome o = run_worker(env, request, job_dir);
+  r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
+
+  // Static facts come first: they decide without running anything.
+  const json facts = first_event(o, "static");
+  if (!facts.is_null()) {
+    if (!facts.value("syntax_ok", false)) {
+      return finish(Status::SyntaxError, facts.value("message", ""));
+    }
+    if (!facts.value("entry_found", false)) {
+      return finish(Status::NoEntry, "no function " + task.entry + "() defined at module level");
+    }
+    if (st.track == "triton" && facts.value("triton_kernels", json::array()).empty()) {
+      return finish(Status::StaticReject,
+                    "track triton: no @triton.jit kernel in the source (use --track any to "
+                    "accept other implementations)");
+    }
+  }
+
+  std::map<std::string, json> cand_cases;
+  std::map<std::string, std::vector<double>> cand_ms;
+  double accounted = 0;
+  for (const auto& e : o.events) {
+    const std::string kind = e.value("ev", "");
+    if (kind == "case") {
+      cand_cases[e.value("case", "")] = e;
+      accounted += e.value("call_s", 0.0);
+      r.triton_launches += e.value("triton_launches", 0);
+    } else if (kind == "timing") {
+      cand_ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
+      accounted += e.value("seconds", 0.0);
+    } else if (kind == "imported") {
+      accounted += e.value("seconds", 0.0);
+    }
+  }
+  const auto random_verdicts = judge_random(env, task, ref, cand_cases, job_dir);
+
+  Status first_fail = Status::Passed;
+  std::string first_detail;
+  std::vector<double> speedups;
+  for (const auto& ev : ref.cases) {
+    const std::string name = ev.value("case", "");
+    auto it = cand_cases.find(name);
+    if (it == cand_cases.end()) continue;
+    store::CaseResult cr;
+    cr.name = name;
+    cr.tier = ev.value("tier", "");
+    verdict::CaseVerdict v;
+    try {
+      v = verdict::judge_case({ref.dir / name, job_dir / name, ev, it->second}, task.contract,
+                              env.device, ev.value("random", false));
+    } catch (const std::exception& ex) {
+      v.status = Status::HarnessError;
+      v.detail = ex.what();
+    }
+    if (v.status == Status::Passed && ev.value("random", false)) {
+      auto jv = random_verdicts.find(name);
+      if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
+        v.status = Status::RandomContract;
+        v.detail = jv == random_verdicts.end() ? "judge gave no verdict"
+                                               : jv->second.value("message", "");
+      }
+    }
+    if (v.status == Status::Passed && st.track == "triton" &&
+        it->second.value("triton_launches", 0) == 0) {
+      v.status = Status::NoTritonLaunch;
+      v.detail = "the call launched no Triton kernel (track triton needs the candidate's own "
+                 "kernels to do the work)";
+    }
+    cr.status = status_str(v.status);
+    cr.error_ratio = v.ratio;
+    cr.detail = v.detail;
+    r.error_ratio = std::max(r.error_ratio, v.ratio);
+    if (v.status == Status::Passed) {
+      ++r.cases_passed;
+    } else if (first_fail == Status::Passed) {
+      first_fail = v.status;
+      first_detail = "case " + name + ": " + v.detail;
+    }
+    if (ev.contains("cost")) {
+      cr.flops = ev["cost"].value("flops", 0.0);
+      cr.bytes = ev["cost"].value("bytes", 0.0);
+    }
+    cr.eager_samples = ev.value("eager_ms", std::vector<double>{});
+    cr.eager_ms = timing::median(cr.eager_samples);
+    if (cand_ms.count(name)) {
+      cr.cand_samples = cand_ms[name];
+      cr.cand_ms = timing::median(cr.cand_samples);
+      if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples)) speedups.push_back(*sp);
+    }
+    r.cases.push_back(std::move(cr));
+  }
+  r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - accounted);
+  if (!st.keep_files) fs::remove_all(job_dir);
+
+  if (first_fail != Status::Passed) return finish(first_fail, first_detail);
+  const json err = first_event(o, "error");
+  if (!err.is_null()) {
+    std::string where = err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
+    return finish(status_of_error(err), err.value("type", "") + where + ": " +
+                                            tail(err.value("message", ""), 1500));
+  }
+  auto [pstatus, pdetail] = process_failure(o);
+  if (pstatus != Status::Passed) {
+    return finish(pstatus, pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800)));
+  }
+  if (static_cast<int>(cand_cases.size()) < r.cases_total) {
+    return finish(Status::HarnessError, "worker finished without running every case");
+  }
+  r.speedup = timing::geomean(speedups);
+  return finish(Status::Passed, "");
+}
+
+}  // namespace kbx::sched

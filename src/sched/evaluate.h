@@ -1,0 +1,26 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "sched/reference.h"
+#include "store/store.h"
+#include "suite/task.h"
+
+namespace kbx::sched {
+
+/// Settings of candidate jobs that the track and timer decide.
+struct JobSettings {
+  std::string track = "triton";  ///< "triton" (own Triton kernels required) or "any"
+  bool time = true;              ///< time the full cases (CUDA only)
+  bool keep_files = false;       ///< keep the job folder after the verdict
+  std::uint64_t seed = 0;        ///< run seed (random cases derive their torch seeds from it)
+};
+
+/// Evaluates one candidate on its task: runs it in a fresh sandboxed worker over the
+/// reference's cases, judges every case in this process, times the full ones. Always returns
+/// a Result (failures are rows, not exceptions).
+store::Result evaluate(const WorkerEnv& env, const JobSettings& settings, const suite::Task& task,
+                       const store::Candidate& candidate, const ReferenceCases& reference,
+                       const std::filesystem::path& job_dir);
+
+}  // namespace kbx::sched

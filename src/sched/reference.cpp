@@ -1,0 +1,82 @@
+#include "sched/reference.h"
+
+#include <fmt/format.h>
+
+#include "common/util.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::vector<std::string> tiers_for(const std::string& device) {
+  if (device == "cpu") return {"edge", "small"};
+  return {"edge", "small", "full"};
+}
+
+std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
+                                                     const std::vector<ReferenceJob>& jobs,
+                                                     bool time_eager, json* hello) {
+  std::map<std::string, ReferenceCases> out;
+  json pending = json::array();
+  for (const auto& job : jobs) {
+    const std::string key = job.task->id() + "|" + job.label;
+    ReferenceCases& rc = out[key];
+    rc.dir = job.out_dir;
+    const fs::path done = job.out_dir / "cases.json";
+    if (fs::exists(done)) {
+      try {
+        rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
+        continue;
+      } catch (const std::exception&) {
+        rc.cases.clear();  // unreadable: recompute
+      }
+    }
+    fs::remove_all(job.out_dir);
+    fs::create_directories(job.out_dir);
+    pending.push_back({{"task", job.task->id()},
+                       {"task_dir", fs::absolute(job.task->dir).string()},
+                       {"entry", job.task->entry},
+                       {"seed", job.seed},
+                       {"label", job.label},
+                       {"tiers", job.tiers},
+                       {"out_dir", fs::absolute(job.out_dir).string()},
+                       {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow}});
+  }
+  if (pending.empty()) return out;
+  json request = {{"mode", "reference"},
+                  {"device", env.device},
+                  {"jobs", pending},
+                  {"time", time_eager && env.device == "cuda"}};
+  WorkerEnv ref_env = env;
+  ref_env.timeout_s = env.timeout_s * static_cast<double>(pending.size()) + 120;
+  ref_env.isolate_network = false;  // trusted code; no need to pay for a namespace
+  auto on_event = [&](const json& ev) {
+    const std::string kind = ev.value("ev", "");
+    const std::string key = ev.value("task", "") + "|" + ev.value("label", "");
+    if (kind == "case") {
+      out[key].cases.push_back(ev);
+    } else if (kind == "task_done") {
+      write_file(out[key].dir / "cases.json", json(out[key].cases).dump());
+    } else if (kind == "task_error") {
+      out[key].error = ev.value("type", "") + ": " + ev.value("message", "");
+    } else if (kind == "hello" && hello) {
+      *hello = ev;
+    }
+  };
+  const fs::path job_dir = env.work_dir / "reference-worker";
+  sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
+  const bool finished = !first_event(o, "done").is_null();
+  for (const auto& job : pending) {
+    ReferenceCases& rc = out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
+    if (rc.error.empty() && !fs::exists(rc.dir / "cases.json")) {
+      rc.error = finished ? "reference produced no cases"
+                          : fmt::format("reference worker ended early ({}): {}", o.describe(),
+                                        o.stderr_kept.substr(o.stderr_kept.size() > 2000
+                                                                 ? o.stderr_kept.size() - 2000
+                                                                 : 0));
+    }
+  }
+  return out;
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,40 @@
+#pragma once
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sched/worker.h"
+#include "suite/task.h"
+
+namespace kbx::sched {
+
+/// The reference side of a task in a run: its case events and the folder of its files.
+struct ReferenceCases {
+  std::filesystem::path dir;
+  std::vector<nlohmann::json> cases;  ///< "case" events, in case order
+  std::string error;                  ///< set when the reference failed
+};
+
+/// One reference job: a task at a seed, under a label (several labels per task are allowed).
+struct ReferenceJob {
+  const suite::Task* task = nullptr;
+  std::uint64_t seed = 0;
+  std::string label;
+  std::vector<std::string> tiers;
+  std::filesystem::path out_dir;
+};
+
+/// Runs the reference worker over many jobs in one process (references are trusted code) and
+/// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
+/// earlier, interrupted run are read from disk instead of recomputed.
+std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
+                                                     const std::vector<ReferenceJob>& jobs,
+                                                     bool time_eager,
+                                                     nlohmann::json* hello = nullptr);
+
+/// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
+std::vector<std::string> tiers_for(const std::string& device);
+
+}  // namespace kbx::sched

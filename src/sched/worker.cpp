@@ -1,0 +1,92 @@
+#include "sched/worker.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+
+#include "common/error.h"
+#include "common/util.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// sys.executable of a python that imports torch, or "" when it does not.
+std::string probe_python(const std::string& candidate) {
+  std::string cmd = "'" + candidate +
+                    "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return "";
+  std::array<char, 4096> buf{};
+  std::string out;
+  while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+  int rc = pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (rc != 0 || out.empty()) return "";
+  return out;
+}
+
+}  // namespace
+
+Python find_python(const std::string& flag) {
+  if (!flag.empty()) {
+    std::string exe = probe_python(flag);
+    if (exe.empty()) throw Error("--python " + flag + ": cannot run it or it cannot import torch");
+    return {exe, "--python"};
+  }
+  if (const char* env = std::getenv("KBX_PYTHON"); env && *env) {
+    std::string exe = probe_python(env);
+    if (exe.empty()) throw Error(std::string("KBX_PYTHON=") + env + ": cannot import torch");
+    return {exe, "KBX_PYTHON"};
+  }
+  std::string tried;
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : split(path ? path : "", ':')) {
+    fs::path cand = fs::path(dir) / "python3";
+    if (access(cand.c_str(), X_OK) != 0) continue;
+    std::string exe = probe_python(cand.string());
+    if (!exe.empty()) return {exe, "PATH"};
+    tried += " " + cand.string();
+  }
+  throw Error("no Python with torch found (tried --python, KBX_PYTHON, and python3 on PATH:" +
+              tried + "); install torch or pass --python /path/to/python3");
+}
+
+sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
+                            const fs::path& job_dir,
+                            const std::function<void(const nlohmann::json&)>& on_event) {
+  fs::create_directories(job_dir);
+  std::map<std::string, std::string> overrides = {
+      {"PYTHONPATH", (kbx_home() / "python").string()},
+      {"HOME", job_dir.string()},
+      {"TMPDIR", job_dir.string()},
+      {"PYTHONDONTWRITEBYTECODE", "1"},
+      {"PYTHONUNBUFFERED", "1"},
+      {"PYTHONHASHSEED", "0"},
+      {"TRITON_CACHE_DIR", (env.work_dir / "triton-cache").string()},
+  };
+  if (env.device == "cpu") {
+    overrides["TRITON_INTERPRET"] = "1";
+    overrides["CUDA_VISIBLE_DEVICES"] = "";
+  }
+  sandbox::Spawn spawn;
+  spawn.argv = {env.python.path, "-m", "kbx_worker", "--request-fd", "3", "--event-fd", "4"};
+  spawn.env = sandbox::scrubbed_environment(overrides);
+  spawn.cwd = job_dir;
+  spawn.request = request.dump();
+  spawn.limits.wall_seconds = env.timeout_s;
+  spawn.limits.isolate_network = env.isolate_network;
+  return sandbox::run(spawn, on_event);
+}
+
+nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") == name) return e;
+  }
+  return nullptr;
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,38 @@
+#pragma once
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sandbox/process.h"
+
+namespace kbx::sched {
+
+/// The Python interpreter workers run under, and how it was chosen.
+struct Python {
+  std::string path;    ///< absolute path of the interpreter
+  std::string chosen;  ///< "--python", "KBX_PYTHON" or "PATH"
+};
+
+/// --python, else KBX_PYTHON, else the first python3 on PATH that imports torch.
+/// Throws Error saying what was tried when none works.
+Python find_python(const std::string& flag);
+
+/// Where workers run and what they get: interpreter, device, scratch folder, limits.
+struct WorkerEnv {
+  Python python;
+  std::string device = "cpu";  ///< "cpu" or "cuda"
+  std::filesystem::path work_dir;  ///< run-wide scratch (Triton cache lives here)
+  double timeout_s = 600;
+  bool isolate_network = true;
+};
+
+/// Runs `python -m kbx_worker` with a request in a sandboxed process whose cwd, HOME and
+/// TMPDIR are job_dir.
+sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
+                            const std::filesystem::path& job_dir,
+                            const std::function<void(const nlohmann::json&)>& on_event = {});
+
+/// The first event named `name` in an outcome, or null json.
+nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name);
+
+}  // namespace kbx::sched

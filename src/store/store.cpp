@@ -1,0 +1,314 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include "common/error.h"
+#include "common/util.h"
+
+namespace kbx::store {
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates(
+  id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
+  source TEXT NOT NULL, origin TEXT, imported_at TEXT NOT NULL,
+  UNIQUE(method, task, sha256));
+CREATE TABLE IF NOT EXISTS runs(
+  id INTEGER PRIMARY KEY, run_key TEXT NOT NULL, method TEXT NOT NULL, device TEXT NOT NULL,
+  track TEXT NOT NULL, seed INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
+  settings TEXT, environment TEXT, kbx_version TEXT);
+CREATE INDEX IF NOT EXISTS runs_key ON runs(run_key);
+CREATE TABLE IF NOT EXISTS results(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id), method TEXT NOT NULL,
+  task TEXT NOT NULL, category TEXT NOT NULL, status TEXT NOT NULL, detail TEXT,
+  error_ratio REAL, cases_total INTEGER, cases_passed INTEGER, speedup REAL,
+  triton_launches INTEGER, wall_s REAL, overhead_s REAL, stdout_bytes INTEGER,
+  created_at TEXT NOT NULL, UNIQUE(run_id, candidate_id));
+CREATE TABLE IF NOT EXISTS case_results(
+  result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, tier TEXT,
+  status TEXT NOT NULL, error_ratio REAL, detail TEXT, cand_ms REAL, eager_ms REAL,
+  flops REAL, bytes REAL, PRIMARY KEY(result_id, name));
+CREATE TABLE IF NOT EXISTS samples(
+  result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
+  who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
+)sql";
+
+/// A prepared statement with positional binding; finalized on destruction.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) {
+      throw Error(std::string("database: ") + sqlite3_errmsg(db) + " in: " + sql);
+    }
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, std::int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(st_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, const std::optional<double>& v) {
+    if (v) return bind(i, *v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  /// Makes the statement ready to be bound and stepped again.
+  void reset() {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+  }
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error(std::string("database: ") + sqlite3_errmsg(db_));
+  }
+  std::string text(int i) const {
+    auto p = sqlite3_column_text(st_, i);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  std::int64_t integer(int i) const { return sqlite3_column_int64(st_, i); }
+  double real(int i) const { return sqlite3_column_double(st_, i); }
+  std::optional<double> opt_real(int i) const {
+    if (sqlite3_column_type(st_, i) == SQLITE_NULL) return std::nullopt;
+    return real(i);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+Run read_run(const Stmt& s) {
+  Run r;
+  r.id = s.integer(0);
+  r.run_key = s.text(1);
+  r.method = s.text(2);
+  r.device = s.text(3);
+  r.track = s.text(4);
+  r.seed = static_cast<std::uint64_t>(s.integer(5));
+  r.started_at = s.text(6);
+  r.finished_at = s.text(7);
+  r.settings_json = s.text(8);
+  r.environment_json = s.text(9);
+  r.kbx_version = s.text(10);
+  return r;
+}
+
+constexpr const char* kRunColumns =
+    "id, run_key, method, device, track, seed, started_at, finished_at, settings, environment, "
+    "kbx_version";
+
+}  // namespace
+
+Store::Store(const std::filesystem::path& path) : path_(path.string()) {
+  if (sqlite3_open(path_.c_str(), &db_) != SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw Error(path_ + ": cannot open database: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+  exec(kSchema);
+  Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
+  if (get.step()) {
+    if (get.text(0) != std::to_string(kSchemaVersion)) {
+      throw Error(path_ + ": database schema version " + get.text(0) + ", this kbx reads " +
+                  std::to_string(kSchemaVersion) + " (use another --db file)");
+    }
+  } else {
+    Stmt put(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
+    put.bind(1, std::to_string(kSchemaVersion)).step();
+  }
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+void Store::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw Error(path_ + ": " + msg);
+  }
+}
+
+std::int64_t Store::add_candidate(const Candidate& c) {
+  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
+  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
+  if (find.step()) return find.integer(0);
+  Stmt ins(db_,
+           "INSERT INTO candidates(method, task, sha256, source, origin, imported_at) "
+           "VALUES(?,?,?,?,?,?)");
+  ins.bind(1, c.method).bind(2, c.task).bind(3, c.sha256).bind(4, c.source).bind(5, c.origin);
+  ins.bind(6, utc_now_iso()).step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<Candidate> Store::latest_candidates(const std::string& method) {
+  Stmt s(db_,
+         "SELECT id, method, task, sha256, source, origin FROM candidates c WHERE method=? AND "
+         "id = (SELECT MAX(id) FROM candidates d WHERE d.method=c.method AND d.task=c.task) "
+         "ORDER BY task");
+  s.bind(1, method);
+  std::vector<Candidate> out;
+  while (s.step()) {
+    out.push_back({s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)});
+  }
+  return out;
+}
+
+std::optional<Run> Store::find_run(const std::string& run_key) {
+  Stmt s(db_, (std::string("SELECT ") + kRunColumns +
+               " FROM runs WHERE run_key=? ORDER BY id DESC LIMIT 1").c_str());
+  s.bind(1, run_key);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+std::int64_t Store::add_run(const Run& r) {
+  Stmt s(db_,
+         "INSERT INTO runs(run_key, method, device, track, seed, started_at, settings, "
+         "environment, kbx_version) VALUES(?,?,?,?,?,?,?,?,?)");
+  s.bind(1, r.run_key).bind(2, r.method).bind(3, r.device).bind(4, r.track);
+  s.bind(5, static_cast<std::int64_t>(r.seed)).bind(6, utc_now_iso()).bind(7, r.settings_json);
+  s.bind(8, r.environment_json).bind(9, r.kbx_version).step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::finish_run(std::int64_t run_id) {
+  Stmt s(db_, "UPDATE runs SET finished_at=? WHERE id=?");
+  s.bind(1, utc_now_iso()).bind(2, run_id).step();
+}
+
+void Store::set_run_environment(std::int64_t run_id, const std::string& environment_json) {
+  Stmt s(db_, "UPDATE runs SET environment=? WHERE id=?");
+  s.bind(1, environment_json).bind(2, run_id).step();
+}
+
+std::vector<Run> Store::runs() {
+  Stmt s(db_, (std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id").c_str());
+  std::vector<Run> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+bool Store::has_result(std::int64_t run_id, std::int64_t candidate_id) {
+  Stmt s(db_, "SELECT 1 FROM results WHERE run_id=? AND candidate_id=?");
+  s.bind(1, run_id).bind(2, candidate_id);
+  return s.step();
+}
+
+std::int64_t Store::add_result(const Result& r) {
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt s(db_,
+           "INSERT INTO results(run_id, candidate_id, method, task, category, status, detail, "
+           "error_ratio, cases_total, cases_passed, speedup, triton_launches, wall_s, overhead_s, "
+           "stdout_bytes, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    s.bind(1, r.run_id).bind(2, r.candidate_id).bind(3, r.method).bind(4, r.task);
+    s.bind(5, r.category).bind(6, r.status).bind(7, r.detail).bind(8, r.error_ratio);
+    s.bind(9, static_cast<std::int64_t>(r.cases_total));
+    s.bind(10, static_cast<std::int64_t>(r.cases_passed)).bind(11, r.speedup);
+    s.bind(12, static_cast<std::int64_t>(r.triton_launches)).bind(13, r.wall_s);
+    s.bind(14, r.overhead_s).bind(15, static_cast<std::int64_t>(r.stdout_bytes));
+    s.bind(16, utc_now_iso()).step();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    Stmt c(db_,
+           "INSERT INTO case_results(result_id, name, tier, status, error_ratio, detail, cand_ms, "
+           "eager_ms, flops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?)");
+    Stmt smp(db_, "INSERT INTO samples(result_id, case_name, who, idx, ms) VALUES(?,?,?,?,?)");
+    for (const auto& k : r.cases) {
+      c.reset();
+      c.bind(1, id).bind(2, k.name).bind(3, k.tier).bind(4, k.status).bind(5, k.error_ratio);
+      c.bind(6, k.detail).bind(7, k.cand_ms).bind(8, k.eager_ms).bind(9, k.flops);
+      c.bind(10, k.bytes).step();
+      for (const auto& [who, samples] :
+           {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples}}) {
+        for (size_t i = 0; i < samples->size(); ++i) {
+          smp.reset();
+          smp.bind(1, id).bind(2, k.name).bind(3, std::string(who));
+          smp.bind(4, static_cast<std::int64_t>(i)).bind(5, (*samples)[i]).step();
+        }
+      }
+    }
+    exec("COMMIT");
+    return id;
+  } catch (...) {
+    exec("ROLLBACK");
+    throw;
+  }
+}
+
+std::vector<Result> Store::results(const std::string& method, std::optional<std::int64_t> run_id) {
+  std::string sql =
+      "SELECT r.id, r.run_id, r.candidate_id, r.method, r.task, r.category, r.status, r.detail, "
+      "r.error_ratio, r.cases_total, r.cases_passed, r.speedup, r.triton_launches, r.wall_s, "
+      "r.overhead_s, r.stdout_bytes, r.created_at FROM results r WHERE ";
+  if (run_id) {
+    sql += "r.run_id = ?1";
+  } else {
+    sql += "r.run_id = (SELECT MAX(u.id) FROM runs u JOIN results q ON q.run_id = u.id "
+           "WHERE u.method = r.method) AND (?1 = '' OR r.method = ?1)";
+  }
+  sql += " ORDER BY r.method, r.task";
+  Stmt s(db_, sql.c_str());
+  if (run_id) {
+    s.bind(1, *run_id);
+  } else {
+    s.bind(1, method);
+  }
+  std::vector<Result> out;
+  while (s.step()) {
+    Result r;
+    r.id = s.integer(0);
+    r.run_id = s.integer(1);
+    r.candidate_id = s.integer(2);
+    r.method = s.text(3);
+    r.task = s.text(4);
+    r.category = s.text(5);
+    r.status = s.text(6);
+    r.detail = s.text(7);
+    r.error_ratio = s.real(8);
+    r.cases_total = static_cast<int>(s.integer(9));
+    r.cases_passed = static_cast<int>(s.integer(10));
+    r.speedup = s.opt_real(11);
+    r.triton_launches = static_cast<int>(s.integer(12));
+    r.wall_s = s.real(13);
+    r.overhead_s = s.real(14);
+    r.stdout_bytes = static_cast<std::uint64_t>(s.integer(15));
+    r.created_at = s.text(16);
+    out.push_back(std::move(r));
+  }
+  for (auto& r : out) {
+    Stmt c(db_,
+           "SELECT name, tier, status, error_ratio, detail, cand_ms, eager_ms, flops, bytes "
+           "FROM case_results WHERE result_id=? ORDER BY rowid");
+    c.bind(1, r.id);
+    while (c.step()) {
+      CaseResult k;
+      k.name = c.text(0);
+      k.tier = c.text(1);
+      k.status = c.text(2);
+      k.error_ratio = c.real(3);
+      k.detail = c.text(4);
+      k.cand_ms = c.opt_real(5);
+      k.eager_ms = c.opt_real(6);
+      k.flops = c.opt_real(7);
+      k.bytes = c.opt_real(8);
+      r.cases.push_back(std::move(k));
+    }
+  }
+  return out;
+}
+
+}  // namespace kbx::store

@@ -1,0 +1,108 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace kbx::store {
+
+/// Version of the database layout; a database of another version is refused with a message.
+constexpr int kSchemaVersion = 1;
+
+/// A candidate kernel as imported: its method, task, source and where it came from.
+struct Candidate {
+  std::int64_t id = 0;
+  std::string method;
+  std::string task;  ///< "Category/name"
+  std::string sha256;
+  std::string source;
+  std::string origin;  ///< file path or "file.jsonl:line"
+};
+
+/// One evaluation run: the settings that make it repeatable and the machine it ran on.
+struct Run {
+  std::int64_t id = 0;
+  std::string run_key;  ///< hash of method, device, track, tiers and candidate hashes
+  std::string method;
+  std::string device;
+  std::string track;
+  std::uint64_t seed = 0;
+  std::string started_at;
+  std::string finished_at;
+  std::string settings_json;
+  std::string environment_json;
+  std::string kbx_version;
+};
+
+/// The verdict of one case of a job.
+struct CaseResult {
+  std::string name;
+  std::string tier;
+  std::string status;
+  double error_ratio = 0;
+  std::string detail;
+  std::optional<double> cand_ms, eager_ms;  ///< medians, for timed cases
+  std::optional<double> flops, bytes;       ///< the task's cost model
+  std::vector<double> cand_samples, eager_samples;
+};
+
+/// The verdict of one job (a candidate on its task in a run).
+struct Result {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::int64_t candidate_id = 0;
+  std::string method;
+  std::string task;
+  std::string category;
+  std::string status;
+  std::string detail;
+  double error_ratio = 0;
+  int cases_total = 0;
+  int cases_passed = 0;
+  std::optional<double> speedup;  ///< geometric mean over performance cases
+  int triton_launches = 0;
+  double wall_s = 0;
+  double overhead_s = 0;  ///< wall time minus import, first calls and timing
+  std::uint64_t stdout_bytes = 0;
+  std::string created_at;
+  std::vector<CaseResult> cases;
+};
+
+/// The results database. Every write that finishes a job is one transaction, so a killed
+/// kbx loses at most the job in flight.
+class Store {
+ public:
+  explicit Store(const std::filesystem::path& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// Adds a candidate (deduplicated by method, task and hash); returns its id.
+  std::int64_t add_candidate(const Candidate& c);
+  /// The newest candidate of a method for each task.
+  std::vector<Candidate> latest_candidates(const std::string& method);
+
+  /// The newest unfinished-or-finished run with this key, if any.
+  std::optional<Run> find_run(const std::string& run_key);
+  std::int64_t add_run(const Run& run);
+  void finish_run(std::int64_t run_id);
+  void set_run_environment(std::int64_t run_id, const std::string& environment_json);
+  std::vector<Run> runs();
+
+  bool has_result(std::int64_t run_id, std::int64_t candidate_id);
+  std::int64_t add_result(const Result& r);
+  /// Results of the newest run of each method (or of run_id when given), by task.
+  std::vector<Result> results(const std::string& method, std::optional<std::int64_t> run_id);
+
+  sqlite3* handle() { return db_; }
+
+ private:
+  void exec(const std::string& sql);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace kbx::store

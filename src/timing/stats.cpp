@@ -1,0 +1,36 @@
+#include "timing/stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kbx::timing {
+
+std::optional<double> median(std::vector<double> s) {
+  if (s.empty()) return std::nullopt;
+  const size_t mid = s.size() / 2;
+  std::nth_element(s.begin(), s.begin() + mid, s.end());
+  double hi = s[mid];
+  if (s.size() % 2) return hi;
+  double lo = *std::max_element(s.begin(), s.begin() + mid);
+  return (lo + hi) / 2;
+}
+
+std::optional<double> geomean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double log_sum = 0;
+  for (double v : values) {
+    if (!(v > 0)) return std::nullopt;
+    log_sum += std::log(v);
+  }
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+std::optional<double> case_speedup(const std::vector<double>& eager_ms,
+                                   const std::vector<double>& cand_ms) {
+  auto e = median(eager_ms);
+  auto c = median(cand_ms);
+  if (!e || !c || *c <= 0) return std::nullopt;
+  return *e / *c;
+}
+
+}  // namespace kbx::timing

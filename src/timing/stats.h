@@ -1,0 +1,17 @@
+#pragma once
+#include <optional>
+#include <vector>
+
+namespace kbx::timing {
+
+/// Median of samples (mean of the middle two for an even count); nullopt when empty.
+std::optional<double> median(std::vector<double> samples);
+
+/// Geometric mean of positive values; nullopt when empty or any value is not positive.
+std::optional<double> geomean(const std::vector<double>& values);
+
+/// Speedup of a case: eager median over candidate median; nullopt when either is missing.
+std::optional<double> case_speedup(const std::vector<double>& eager_ms,
+                                   const std::vector<double>& cand_ms);
+
+}  // namespace kbx::timing

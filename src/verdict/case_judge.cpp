@@ -1,0 +1,157 @@
+#include "verdict/case_judge.h"
+
+#include <fmt/format.h>
+
+namespace kbx::verdict {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path with_role(const fs::path& base, const char* role) {
+  return fs::path(base.string() + "." + role + ".kbt");
+}
+
+TensorFile read_optional(const fs::path& path) {
+  if (!fs::exists(path)) return {};
+  return read_tensor_file(path);
+}
+
+void worsen(CaseVerdict& v, const LeafVerdict& leaf, const std::string& what) {
+  v.ratio = std::max(v.ratio, leaf.ratio);
+  if (leaf.status != Status::Passed && v.status == Status::Passed) {
+    v.status = leaf.status;
+    v.detail = what + ": " + leaf.detail;
+  }
+}
+
+CaseVerdict violation(Status s, std::string detail) {
+  CaseVerdict v;
+  v.status = s;
+  v.ratio = std::numeric_limits<double>::infinity();
+  v.detail = std::move(detail);
+  return v;
+}
+
+/// Output structure and per-leaf kinds: anything wrong here is decided without reading data.
+CaseVerdict check_kinds(const json& ref_ev, const json& cand_ev, const std::string& device) {
+  const std::string ref_structure = ref_ev.value("structure", "");
+  const std::string cand_structure = cand_ev.value("structure", "");
+  if (ref_structure != cand_structure) {
+    return violation(Status::ShapeMismatch, fmt::format("returned {} where the reference returns {}",
+                                                        cand_structure, ref_structure));
+  }
+  const json& ref_out = ref_ev.at("outputs");
+  const json& cand_out = cand_ev.at("outputs");
+  if (ref_out.size() != cand_out.size()) {
+    return violation(Status::ShapeMismatch, fmt::format("{} outputs, expected {}", cand_out.size(),
+                                                        ref_out.size()));
+  }
+  for (size_t i = 0; i < ref_out.size(); ++i) {
+    const json& r = ref_out[i];
+    const json& c = cand_out[i];
+    const std::string name = r.value("name", "out");
+    const std::string ckind = c.value("kind", "");
+    if (ckind == "tensor_subclass") {
+      return violation(Status::OutputViolation,
+                       fmt::format("{} is a {} (a tensor subclass), not a plain torch.Tensor", name,
+                                   c.value("cls", "?")));
+    }
+    if (ckind == "other") {
+      return violation(Status::OutputViolation, fmt::format("{} is a {}, not a tensor", name,
+                                                            c.value("type", "?")));
+    }
+    if (ckind != r.value("kind", "")) {
+      return violation(Status::OutputViolation,
+                       fmt::format("{} is a {} where the reference returns a {}", name, ckind,
+                                   r.value("kind", "")));
+    }
+    if (ckind == "tensor" && c.value("device", "") != device) {
+      return violation(Status::OutputViolation,
+                       fmt::format("{} is on device {}, expected {}", name,
+                                   c.value("device", ""), device));
+    }
+    const json ralias = r.value("alias", json());
+    const json calias = c.value("alias", json());
+    if (!calias.is_null() && calias != ralias) {
+      return violation(Status::OutputViolation,
+                       fmt::format("{} shares memory with input {}; the reference's does not", name,
+                                   calias.get<std::string>()));
+    }
+  }
+  return {};
+}
+
+void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
+                     const TensorFile& shadow, const suite::Contract& contract,
+                     bool shapes_only = false) {
+  for (const auto& r : ref.tensors) {
+    const Tensor* c = cand.find(r.name);
+    if (!c) {
+      worsen(v, {Status::ShapeMismatch, INFINITY, 0, "missing"}, r.name);
+      continue;
+    }
+    if (shapes_only) {
+      if (c->shape != r.shape) {
+        worsen(v, {Status::ShapeMismatch, INFINITY, 0,
+                   "shape " + c->shape_string() + " expected " + r.shape_string()}, r.name);
+      } else if (c->dtype != r.dtype) {
+        worsen(v, {Status::DtypeMismatch, INFINITY, 0,
+                   std::string("dtype ") + dtype_name(c->dtype) + " expected " + dtype_name(r.dtype)},
+               r.name);
+      }
+      continue;
+    }
+    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract), r.name);
+  }
+}
+
+void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
+                    const TensorFile& ref_after, const TensorFile& shadow_after,
+                    const suite::Contract& contract) {
+  for (const auto& original : in.tensors) {
+    const Tensor* after = cand_after.find(original.name);
+    if (!after) continue;
+    if (const Tensor* expected = ref_after.find(original.name)) {
+      worsen(v, compare_leaf(*after, *expected, shadow_after.find(original.name), contract),
+             "updated input " + original.name);
+    } else if (!after->bitwise_equal(original)) {
+      worsen(v,
+             {Status::InputMutation, INFINITY, 0,
+              "changed by the candidate; the reference leaves it unchanged"},
+             "input " + original.name);
+    }
+  }
+}
+
+}  // namespace
+
+CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
+                       const std::string& device, bool random) {
+  CaseVerdict v = check_kinds(f.ref_event, f.cand_event, device);
+  if (v.status != Status::Passed) return v;
+  const TensorFile ref = read_tensor_file(with_role(f.ref_base, "ref"));
+  const TensorFile shadow = read_optional(with_role(f.ref_base, "shadow"));
+  const TensorFile cand = read_tensor_file(with_role(f.cand_base, "cand"));
+  compare_outputs(v, cand, ref, shadow, contract, random);
+  const TensorFile in = read_tensor_file(with_role(f.ref_base, "in"));
+  compare_inputs(v, in, read_optional(with_role(f.cand_base, "cand_after")),
+                 read_optional(with_role(f.ref_base, "ref_after")),
+                 read_optional(with_role(f.ref_base, "shadow_after")), contract);
+  return v;
+}
+
+CaseVerdict judge_synthetic(const CaseFiles& f, const TensorFile& outputs,
+                            const suite::Contract& contract) {
+  CaseVerdict v;
+  const TensorFile ref = read_tensor_file(with_role(f.ref_base, "ref"));
+  const TensorFile shadow = read_optional(with_role(f.ref_base, "shadow"));
+  compare_outputs(v, outputs, ref, shadow, contract);
+  // A synthetic candidate leaves inputs unchanged: it fails where the reference updates them.
+  const TensorFile in = read_tensor_file(with_role(f.ref_base, "in"));
+  compare_inputs(v, in, in, read_optional(with_role(f.ref_base, "ref_after")),
+                 read_optional(with_role(f.ref_base, "shadow_after")), contract);
+  return v;
+}
+
+}  // namespace kbx::verdict

@@ -1,0 +1,38 @@
+#pragma once
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "suite/task.h"
+#include "verdict/compare.h"
+
+namespace kbx::verdict {
+
+/// Files and metadata of one case: the reference side (from the reference worker) and the
+/// candidate side (from the candidate's worker). Paths are <base>.<role>.kbt.
+struct CaseFiles {
+  std::filesystem::path ref_base;   ///< .in .ref .ref_after .shadow .shadow_after
+  std::filesystem::path cand_base;  ///< .cand .cand_after
+  nlohmann::json ref_event;         ///< the reference worker's "case" event
+  nlohmann::json cand_event;        ///< the candidate worker's "case" event
+};
+
+/// Judgement of one case.
+struct CaseVerdict {
+  Status status = Status::Passed;
+  double ratio = 0.0;  ///< the worst error ratio over outputs and updated inputs
+  std::string detail;
+};
+
+/// Judges a case: output structure and kinds, every output leaf, and every input tensor
+/// (updated like the reference's, or left bit-identical). For a random case only shapes and
+/// dtypes of outputs are compared here; the task's judge() decides the values.
+CaseVerdict judge_case(const CaseFiles& files, const suite::Contract& contract,
+                       const std::string& device, bool random = false);
+
+/// Judges a synthesized candidate (all-zeros or first-input outputs) for `kbx suite check`;
+/// `outputs` replaces the candidate's output file, inputs are taken as unchanged.
+CaseVerdict judge_synthetic(const CaseFiles& files, const TensorFile& outputs,
+                            const suite::Contract& contract);
+
+}  // namespace kbx::verdict

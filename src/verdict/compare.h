@@ -1,0 +1,23 @@
+#pragma once
+#include <string>
+
+#include "suite/task.h"
+#include "verdict/status.h"
+#include "verdict/tensor_file.h"
+
+namespace kbx::verdict {
+
+/// Outcome of comparing one output (or updated input) with the reference.
+struct LeafVerdict {
+  Status status = Status::Passed;
+  double ratio = 0.0;        ///< error ratio (shadow model) or max violation (allclose)
+  double max_abs_err = 0.0;  ///< max |candidate - shadow| over compared positions
+  std::string detail;        ///< human-readable reason when not passed
+};
+
+/// Compares a candidate tensor with the reference at the task's dtype and, for the shadow
+/// model, the float64 shadow (which may be null when the task has none: then allclose/exact).
+LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
+                         const suite::Contract& contract);
+
+}  // namespace kbx::verdict

@@ -1,0 +1,64 @@
+#include "verdict/status.h"
+
+#include <array>
+#include <utility>
+
+namespace kbx::verdict {
+namespace {
+constexpr std::array<std::pair<Status, const char*>, 22> kNames = {{
+    {Status::Passed, "passed"},
+    {Status::StaticReject, "static_reject"},
+    {Status::SyntaxError, "syntax_error"},
+    {Status::NoEntry, "no_entry"},
+    {Status::BadInput, "bad_input"},
+    {Status::ImportError, "import_error"},
+    {Status::CompileError, "compile_error"},
+    {Status::RuntimeError, "runtime_error"},
+    {Status::CudaError, "cuda_error"},
+    {Status::Oom, "oom"},
+    {Status::Crash, "crash"},
+    {Status::Timeout, "timeout"},
+    {Status::ShapeMismatch, "shape_mismatch"},
+    {Status::DtypeMismatch, "dtype_mismatch"},
+    {Status::NumericalMismatch, "numerical_mismatch"},
+    {Status::NonfiniteMismatch, "nonfinite_mismatch"},
+    {Status::InputMutation, "input_mutation"},
+    {Status::OutputViolation, "output_violation"},
+    {Status::NoTritonLaunch, "no_triton_launch"},
+    {Status::RandomContract, "random_contract"},
+    {Status::ReferenceError, "reference_error"},
+    {Status::HarnessError, "harness_error"},
+}};
+}  // namespace
+
+const char* status_name(Status s) {
+  for (const auto& [status, name] : kNames) {
+    if (status == s) return name;
+  }
+  return "unknown";
+}
+
+bool parse_status(const std::string& name, Status* out) {
+  for (const auto& [status, n] : kNames) {
+    if (name == n) {
+      *out = status;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_correctness_failure(Status s) {
+  switch (s) {
+    case Status::ShapeMismatch:
+    case Status::DtypeMismatch:
+    case Status::NumericalMismatch:
+    case Status::NonfiniteMismatch:
+    case Status::InputMutation:
+    case Status::OutputViolation:
+    case Status::RandomContract: return true;
+    default: return false;
+  }
+}
+
+}  // namespace kbx::verdict

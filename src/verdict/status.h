@@ -1,0 +1,41 @@
+#pragma once
+#include <string>
+
+namespace kbx::verdict {
+
+/// What became of one job or case. Every job gets exactly one.
+enum class Status {
+  Passed,             ///< correct on every case
+  StaticReject,       ///< the track's rules reject the source before it runs
+  SyntaxError,        ///< the source does not parse
+  NoEntry,            ///< the entry function is not defined
+  BadInput,           ///< the candidate file itself is unusable (not UTF-8, empty)
+  ImportError,        ///< importing the module raised
+  CompileError,       ///< a Triton kernel failed to compile
+  RuntimeError,       ///< the call raised
+  CudaError,          ///< a CUDA error (illegal address, launch failure, device assert)
+  Oom,                ///< out of memory
+  Crash,              ///< the process died (signal, os._exit) without finishing
+  Timeout,            ///< the wall-clock limit was hit; the process group was killed
+  ShapeMismatch,      ///< output shape or structure differs
+  DtypeMismatch,      ///< output dtype differs
+  NumericalMismatch,  ///< error ratio beyond the contract
+  NonfiniteMismatch,  ///< NaN/Inf where the reference has none, or the reverse
+  InputMutation,      ///< an input the reference leaves alone was changed
+  OutputViolation,    ///< tensor subclass, wrong device, aliasing an input, non-tensor output
+  NoTritonLaunch,     ///< triton track: the call launched none of the candidate's kernels
+  RandomContract,     ///< a random case failed its statistical contract
+  ReferenceError,     ///< the reference failed; not the candidate's fault
+  HarnessError,       ///< kbx itself failed on this job
+};
+
+/// Stable lower-case name stored in the database ("numerical_mismatch").
+const char* status_name(Status s);
+
+/// Inverse of status_name; returns false for an unknown name.
+bool parse_status(const std::string& name, Status* out);
+
+/// True for statuses that mean the candidate produced outputs that were judged.
+bool is_correctness_failure(Status s);
+
+}  // namespace kbx::verdict

@@ -1,0 +1,49 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kbx::verdict {
+
+/// Element types a .kbt file can hold (python/kbx_worker/tensorio.py writes them).
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool, C64, C128 };
+
+const char* dtype_name(DType d);
+bool parse_dtype(const std::string& name, DType* out);
+size_t dtype_size(DType d);
+bool is_floating(DType d);  ///< float or complex
+bool is_complex(DType d);
+double dtype_eps(DType d);  ///< machine epsilon of the (real part's) floating type
+
+/// A named tensor read from a .kbt file: dtype, shape and raw C-contiguous bytes.
+struct Tensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<std::int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  std::int64_t numel() const;
+  /// All values as doubles; complex tensors give (re, im) pairs.
+  std::vector<double> to_doubles() const;
+  /// Same dtype, shape and bytes.
+  bool bitwise_equal(const Tensor& other) const;
+  std::string shape_string() const;
+};
+
+/// The ordered tensors of one .kbt file.
+struct TensorFile {
+  std::vector<Tensor> tensors;
+  const Tensor* find(const std::string& name) const;
+};
+
+/// Reads a .kbt file; throws Error naming the path on a bad or truncated file.
+TensorFile read_tensor_file(const std::filesystem::path& path);
+
+/// Writes a .kbt file (tests and synthesized candidates use it).
+void write_tensor_file(const std::filesystem::path& path, const std::vector<Tensor>& tensors);
+
+/// A tensor of the given dtype and shape filled with zeros.
+Tensor zeros_like(const Tensor& t);
+
+}  // namespace kbx::verdict

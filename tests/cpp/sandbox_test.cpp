@@ -1,0 +1,82 @@
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "sandbox/process.h"
+#include "timing/stats.h"
+
+namespace kbx {
+namespace {
+
+sandbox::Spawn shell(const std::string& script, double timeout = 20) {
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = timeout;
+  return s;
+}
+
+TEST(Sandbox, EventsArriveOnFd4AndRequestOnFd3) {
+  auto s = shell("read line <&3; echo \"{\\\"ev\\\": \\\"echo\\\", \\\"got\\\": \\\"$line\\\"}\" >&4; echo printed");
+  s.request = "hello\n";
+  auto o = sandbox::run(s);
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited);
+  ASSERT_EQ(o.events.size(), 1u);
+  EXPECT_EQ(o.events[0]["got"], "hello");
+  EXPECT_EQ(o.stdout_kept, "printed\n");
+}
+
+TEST(Sandbox, HangIsKilledWithItsChildren) {
+  auto o = sandbox::run(shell("sleep 100 & sleep 100", 1.0));
+  EXPECT_EQ(o.end, sandbox::Outcome::End::TimedOut);
+  EXPECT_LT(o.wall_seconds, 10.0);
+}
+
+TEST(Sandbox, SignalIsReported) {
+  auto o = sandbox::run(shell("kill -SEGV $$"));
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Signaled);
+  EXPECT_EQ(o.signal, SIGSEGV);
+  EXPECT_NE(o.describe().find("signal 11"), std::string::npos);
+}
+
+TEST(Sandbox, MegabytesOfOutputAreCountedNotKept) {
+  auto o = sandbox::run(shell("head -c 5000000 /dev/zero | tr '\\0' x; echo; echo END"));
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited);
+  EXPECT_GE(o.stdout_bytes, 5000000u);
+  EXPECT_LT(o.stdout_kept.size(), 40000u);
+  EXPECT_NE(o.stdout_kept.find("END"), std::string::npos);  // the tail is kept
+}
+
+TEST(Sandbox, EnvironmentIsScrubbed) {
+  setenv("OPENAI_API_KEY", "secret", 1);
+  auto o = sandbox::run(shell("env"));
+  EXPECT_EQ(o.stdout_kept.find("OPENAI_API_KEY"), std::string::npos);
+  EXPECT_NE(o.stdout_kept.find("PATH="), std::string::npos);
+  unsetenv("OPENAI_API_KEY");
+}
+
+TEST(Sandbox, NetworkNamespaceWhenAvailable) {
+  const auto& ab = sandbox::abilities();
+  if (!ab.network_namespace) GTEST_SKIP() << ab.network_namespace_note;
+  // A fresh namespace has only a loopback device, and it is down.
+  auto o = sandbox::run(shell("cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '"));
+  EXPECT_TRUE(o.network_isolated);
+  EXPECT_EQ(o.stdout_kept, "lo\n");
+}
+
+TEST(Sandbox, MalformedEventIsAProtocolError) {
+  auto o = sandbox::run(shell("echo 'not json' >&4"));
+  EXPECT_FALSE(o.protocol_error.empty());
+}
+
+TEST(Stats, MedianGeomeanSpeedup) {
+  EXPECT_EQ(timing::median({3, 1, 2}).value(), 2.0);
+  EXPECT_EQ(timing::median({4, 1, 3, 2}).value(), 2.5);
+  EXPECT_FALSE(timing::median({}).has_value());
+  EXPECT_NEAR(timing::geomean({2.0, 8.0}).value(), 4.0, 1e-12);
+  EXPECT_FALSE(timing::geomean({1.0, 0.0}).has_value());
+  EXPECT_NEAR(timing::case_speedup({4, 4, 4}, {1, 2, 2}).value(), 2.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace kbx

@@ -1,0 +1,213 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "common/error.h"
+#include "test_util.h"
+#include "verdict/case_judge.h"
+#include "verdict/compare.h"
+
+namespace kbx {
+namespace {
+using test::f32;
+using test::f64;
+using verdict::Status;
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+suite::Contract shadow_contract() { return suite::Contract{}; }
+
+TEST(Compare, IdenticalToReferencePasses) {
+  auto s = f64("out", {1.0, 2.0, 3.0000001});
+  auto r = f32("out", {1.0f, 2.0f, 3.0000001f});
+  auto v = verdict::compare_leaf(r, r, &s, shadow_contract());
+  EXPECT_EQ(v.status, Status::Passed);
+  EXPECT_LE(v.ratio, 1.0);
+}
+
+TEST(Compare, SmallErrorWithinRatioPasses) {
+  auto s = f64("out", {1.0, 2.0, 4.0});
+  auto r = f32("out", {1.0f, 2.0f, 4.0f});  // exact: floor decides
+  auto c = f32("out", {1.0f, 2.0f, 4.0f + 4 * 2.4e-7f});
+  auto v = verdict::compare_leaf(c, r, &s, shadow_contract());
+  EXPECT_EQ(v.status, Status::Passed) << v.detail;
+  EXPECT_GT(v.ratio, 0.0);
+}
+
+TEST(Compare, LargeErrorFailsWithRatio) {
+  auto s = f64("out", {1.0, 2.0, 4.0});
+  auto r = f32("out", {1.0f, 2.0f, 4.0f});
+  auto c = f32("out", {1.0f, 2.0f, 4.01f});
+  auto v = verdict::compare_leaf(c, r, &s, shadow_contract());
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+  EXPECT_GT(v.ratio, 1000.0);
+  EXPECT_NE(v.detail.find("error ratio"), std::string::npos);
+}
+
+TEST(Compare, ErrorScaledByPyTorchsOwnError) {
+  // PyTorch itself is off by 1e-3 here; a candidate off by 5e-3 is within 10x.
+  auto s = f64("out", {1.0, 1.0});
+  auto r = f32("out", {1.001f, 1.0f});
+  auto c = f32("out", {1.005f, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract()).status, Status::Passed);
+  auto far = f32("out", {1.02f, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(far, r, &s, shadow_contract()).status, Status::NumericalMismatch);
+}
+
+TEST(Compare, NanPositionsMustMatch) {
+  auto s = f64("out", {kNaN, 1.0});
+  auto r = f32("out", {NAN, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(r, r, &s, shadow_contract()).status, Status::Passed);
+  auto c = f32("out", {0.0f, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract()).status, Status::NonfiniteMismatch);
+  auto c2 = f32("out", {NAN, NAN});
+  EXPECT_EQ(verdict::compare_leaf(c2, r, &s, shadow_contract()).status, Status::NonfiniteMismatch);
+}
+
+TEST(Compare, InfSignMustMatch) {
+  auto s = f64("out", {kInf, 1.0});
+  auto r = f32("out", {INFINITY, 1.0f});
+  auto c = f32("out", {-INFINITY, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract()).status, Status::NonfiniteMismatch);
+}
+
+TEST(Compare, FiniteWherePyTorchOverflowedButFloat64IsFiniteIsJudgedOnValue) {
+  auto s = f64("out", {3.0e38, 1.0});
+  auto r = f32("out", {INFINITY, 1.0f});
+  auto c = f32("out", {3.0e38f, 1.0f});
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract()).status, Status::Passed);
+}
+
+TEST(Compare, ShapeAndDtypeAreExact) {
+  auto s = f64("out", {1.0, 2.0});
+  auto r = f32("out", {1.0f, 2.0f});
+  auto wrong_shape = f32("out", {1.0f, 2.0f}, {2, 1});
+  EXPECT_EQ(verdict::compare_leaf(wrong_shape, r, &s, shadow_contract()).status,
+            Status::ShapeMismatch);
+  auto wrong_dtype = f64("out", {1.0, 2.0});
+  EXPECT_EQ(verdict::compare_leaf(wrong_dtype, r, &s, shadow_contract()).status,
+            Status::DtypeMismatch);
+}
+
+TEST(Compare, IntegersAreExact) {
+  auto r = test::i64("out", {3, 1, 4});
+  EXPECT_EQ(verdict::compare_leaf(r, r, nullptr, shadow_contract()).status, Status::Passed);
+  auto c = test::i64("out", {3, 1, 5});
+  auto v = verdict::compare_leaf(c, r, nullptr, shadow_contract());
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+  EXPECT_NE(v.detail.find("1 of 3"), std::string::npos);
+}
+
+TEST(Compare, AllcloseUsesRtolAtol) {
+  suite::Contract k;
+  k.tolerance = suite::Tolerance::Allclose;
+  k.rtol = 1e-3;
+  k.atol = 0;
+  auto r = f32("out", {100.0f});
+  EXPECT_EQ(verdict::compare_leaf(f32("out", {100.05f}), r, nullptr, k).status, Status::Passed);
+  EXPECT_EQ(verdict::compare_leaf(f32("out", {100.5f}), r, nullptr, k).status,
+            Status::NumericalMismatch);
+}
+
+TEST(TensorFile, RoundTripAndHalfConversions) {
+  test::TempDir dir;
+  verdict::Tensor h;
+  h.name = "h";
+  h.dtype = verdict::DType::F16;
+  h.shape = {3};
+  // 1.0, -2.0, +inf in IEEE half
+  for (std::uint16_t bits : {0x3C00, 0xC000, 0x7C00}) {
+    h.bytes.push_back(bits & 0xFF);
+    h.bytes.push_back(bits >> 8);
+  }
+  verdict::Tensor b;
+  b.name = "b";
+  b.dtype = verdict::DType::BF16;
+  b.shape = {1};
+  b.bytes = {0xC0, 0x3F};  // 1.5 in bfloat16
+  auto path = dir.path() / "x.kbt";
+  verdict::write_tensor_file(path, {h, b, f32("f", {0.5f})});
+  auto file = verdict::read_tensor_file(path);
+  ASSERT_EQ(file.tensors.size(), 3u);
+  auto hv = file.find("h")->to_doubles();
+  EXPECT_EQ(hv[0], 1.0);
+  EXPECT_EQ(hv[1], -2.0);
+  EXPECT_TRUE(std::isinf(hv[2]));
+  EXPECT_EQ(file.find("b")->to_doubles()[0], 1.5);
+  EXPECT_TRUE(file.find("f")->bitwise_equal(f32("f", {0.5f})));
+}
+
+TEST(TensorFile, TruncatedFileIsAnError) {
+  test::TempDir dir;
+  auto path = dir.path() / "x.kbt";
+  verdict::write_tensor_file(path, {f32("f", {1, 2, 3, 4})});
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+  EXPECT_THROW(verdict::read_tensor_file(path), Error);
+}
+
+class CaseJudge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = dir_.path() / "c";
+    verdict::write_tensor_file(base_.string() + ".in.kbt", {f32("arg0", {1, 2, 3})});
+    verdict::write_tensor_file(base_.string() + ".ref.kbt", {f32("out", {2, 4, 6})});
+    verdict::write_tensor_file(base_.string() + ".shadow.kbt", {f64("out", {2, 4, 6})});
+    ref_ev_ = {{"structure", "single"},
+               {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"alias", nullptr}}}}};
+  }
+  verdict::CaseVerdict judge(const std::vector<float>& out, const std::vector<float>& in_after,
+                             nlohmann::json cand_meta = nullptr) {
+    verdict::write_tensor_file(base_.string() + ".cand.kbt", {f32("out", out)});
+    verdict::write_tensor_file(base_.string() + ".cand_after.kbt", {f32("arg0", in_after)});
+    if (cand_meta.is_null()) {
+      cand_meta = {{"structure", "single"},
+                   {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}}}}};
+    }
+    return verdict::judge_case({base_, base_, ref_ev_, cand_meta}, suite::Contract{}, "cpu");
+  }
+  test::TempDir dir_;
+  std::filesystem::path base_;
+  nlohmann::json ref_ev_;
+};
+
+TEST_F(CaseJudge, CorrectPasses) { EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, Status::Passed); }
+
+TEST_F(CaseJudge, MutatedInputIsCaught) {
+  auto v = judge({2, 4, 6}, {0, 0, 0});
+  EXPECT_EQ(v.status, Status::InputMutation);
+  EXPECT_NE(v.detail.find("arg0"), std::string::npos);
+}
+
+TEST_F(CaseJudge, StructureMismatch) {
+  auto v = judge({2, 4, 6}, {1, 2, 3},
+                 {{"structure", "tuple[1]"},
+                  {"outputs", {{{"name", "out.0"}, {"kind", "tensor"}, {"device", "cpu"}}}}});
+  EXPECT_EQ(v.status, Status::ShapeMismatch);
+}
+
+TEST_F(CaseJudge, WrongDeviceAndAliasAndSubclassAreViolations) {
+  auto dev = judge({2, 4, 6}, {1, 2, 3},
+                   {{"structure", "single"},
+                    {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cuda"}}}}});
+  EXPECT_EQ(dev.status, Status::OutputViolation);
+  auto alias = judge({2, 4, 6}, {1, 2, 3},
+                     {{"structure", "single"},
+                      {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"},
+                                    {"alias", "arg0"}}}}});
+  EXPECT_EQ(alias.status, Status::OutputViolation);
+  auto sub = judge({2, 4, 6}, {1, 2, 3},
+                   {{"structure", "single"},
+                    {"outputs", {{{"name", "out"}, {"kind", "tensor_subclass"}, {"cls", "Lazy"}}}}});
+  EXPECT_EQ(sub.status, Status::OutputViolation);
+}
+
+TEST_F(CaseJudge, SyntheticZerosFail) {
+  verdict::TensorFile zeros{{f32("out", {0, 0, 0})}};
+  EXPECT_EQ(verdict::judge_synthetic({base_, base_, ref_ev_, ref_ev_}, zeros, suite::Contract{}).status,
+            Status::NumericalMismatch);
+}
+
+}  // namespace
+}  // namespace kbx
