@@ -43,6 +43,7 @@ bool enter_network_namespace() {
 
 /// Keeps the head and the tail of a stream, counting everything.
 struct Capture {
+  explicit Capture(size_t keep_bytes) : keep(keep_bytes) {}
   size_t keep;
   std::string head, tail;
   std::uint64_t total = 0;
@@ -66,12 +67,17 @@ struct Capture {
 [[noreturn]] void exec_child(const Spawn& s, int req, int ev, int out, int err) {
   setpgid(0, 0);
   if (s.limits.isolate_network && !enter_network_namespace()) _exit(kExitNoNetns);
+  // Lift the pipe ends above the targets first, so no dup2 below clobbers another one
+  // (and dup2 onto itself, which would keep close-on-exec, cannot happen).
+  int high[4];
+  int src[4] = {req, ev, out, err};
+  for (int k = 0; k < 4; ++k) high[k] = fcntl(src[k], F_DUPFD, 64);
   int devnull = open("/dev/null", O_RDONLY);
   dup2(devnull, 0);
-  dup2(out, 1);
-  dup2(err, 2);
-  dup2(req, kRequestFd);
-  dup2(ev, kEventFd);
+  dup2(high[2], 1);
+  dup2(high[3], 2);
+  dup2(high[0], kRequestFd);
+  dup2(high[1], kEventFd);
   // dup2 clears close-on-exec on the targets; every other descriptor is closed.
   for (int fd = kEventFd + 1; fd < 1024; ++fd) close(fd);
   rlimit core{0, 0};
@@ -185,7 +191,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   int request_fd = req.write;
   if (s.request.empty()) close(request_fd), request_fd = -1;
 
-  Capture cap_out{s.limits.keep_output_bytes}, cap_err{s.limits.keep_output_bytes};
+  Capture cap_out(s.limits.keep_output_bytes), cap_err(s.limits.keep_output_bytes);
   std::string ev_buffer;
   int open_fds[3] = {ev.read, sout.read, serr.read};
   bool exited = false, timed_out = false;
