@@ -77,7 +77,8 @@ std::vector<Record> unattributed(std::span<const Record> records, Interval windo
   for (const Record& r : records) {
     if (!r.is_timed() || r.external_id != 0) continue;
     // Overlap with the half-open window; a zero-length record counts when it lies inside it.
-    if (r.start_ns < window.end_ns && (r.end_ns > window.start_ns || r.start_ns >= window.start_ns)) {
+    if (r.start_ns < window.end_ns &&
+        (r.end_ns > window.start_ns || r.start_ns >= window.start_ns)) {
       out.push_back(r);
     }
   }
@@ -99,24 +100,35 @@ namespace {
 // Name prefixes of kernels from PyTorch (aten, c10), cuBLAS/cuBLASLt, cuDNN, CUTLASS, CUB,
 // Thrust, flash-attention and NCCL, mangled and demangled.
 constexpr auto kLibraryPrefixes = std::to_array<std::string_view>({
-    "void at::",     "at::",           "_ZN2at",         "_ZN3c10",          "void c10::",
-    "_ZN6at_cuda_detail", "cutlass",   "_ZN7cutlass",    "void cutlass::",   "_ZN3cub",
-    "void cub::",    "cub::",          "_ZN6thrust",     "void thrust::",    "_ZN5flash",
-    "flash::",       "void flash::",   "_ZN13pytorch_flash", "pytorch_flash::", "fmha_cutlass",
-    "xmma_",         "_ZN4xmma",       "nvjet",          "ampere_",          "volta_",
-    "turing_",       "maxwell_",       "hopper_",        "sm50_",            "sm60_",
-    "sm70_",         "sm75_",          "sm80_",          "sm86_",            "sm89_",
-    "sm90_",         "sm100_",         "sm120_",         "ncclKernel",       "ncclDevKernel",
-    "gemmk1_kernel",
+    "void at::",       "at::",          "_ZN2at",
+    "_ZN3c10",         "void c10::",    "_ZN6at_cuda_detail",
+    "cutlass",         "_ZN7cutlass",   "void cutlass::",
+    "_ZN3cub",         "void cub::",    "cub::",
+    "_ZN6thrust",      "void thrust::", "_ZN5flash",
+    "flash::",         "void flash::",  "_ZN13pytorch_flash",
+    "pytorch_flash::", "fmha_cutlass",  "xmma_",
+    "_ZN4xmma",        "nvjet",         "ampere_",
+    "volta_",          "turing_",       "maxwell_",
+    "hopper_",         "sm50_",         "sm60_",
+    "sm70_",           "sm75_",         "sm80_",
+    "sm86_",           "sm89_",         "sm90_",
+    "sm100_",          "sm120_",        "ncclKernel",
+    "ncclDevKernel",   "gemmk1_kernel",
 });
 
 // Substrings that mark library kernels wherever they appear: cuBLAS and cuDNN names, also as
 // template arguments of mangled kernels ("_Z10dot_kernelIfLi128ELi0E13cublasDotParams...").
-constexpr auto kLibrarySubstrings = std::to_array<std::string_view>({"cublas", "cudnn", "at::native::"});
+constexpr auto kLibrarySubstrings =
+    std::to_array<std::string_view>({"cublas", "cudnn", "at::native::"});
 
 // Names torch.compile (Inductor) gives the Triton kernels it generates.
 constexpr auto kInductorPrefixes = std::to_array<std::string_view>({
-    "triton_poi_", "triton_per_", "triton_red_", "triton_tem_", "triton_for_", "triton_unk_",
+    "triton_poi_",
+    "triton_per_",
+    "triton_red_",
+    "triton_tem_",
+    "triton_for_",
+    "triton_unk_",
 });
 
 bool any_prefix(std::string_view name, std::span<const std::string_view> prefixes) {
@@ -126,16 +138,15 @@ bool any_prefix(std::string_view name, std::span<const std::string_view> prefixe
 
 // A mangled free function whose parameters name aten or c10 types ("_Z...N2at4cuda...").
 bool mangled_with_aten_types(std::string_view name) {
-  return name.starts_with("_Z") &&
-         (name.find("N2at") != std::string_view::npos || name.find("N3c10") != std::string_view::npos);
+  return name.starts_with("_Z") && (name.find("N2at") != std::string_view::npos ||
+                                    name.find("N3c10") != std::string_view::npos);
 }
 
 // Older Triton appended "_" and a specialisation suffix such as "0d1d2de" to the function name.
 bool is_specialisation_suffix(std::string_view rest) {
   if (rest.size() < 2 || rest[0] != '_' || rest[1] < '0' || rest[1] > '9') return false;
-  return std::all_of(rest.begin() + 1, rest.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z');
-  });
+  return std::all_of(rest.begin() + 1, rest.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'); });
 }
 
 bool names_candidate_function(std::string_view name, std::string_view fn, bool truncated) {
@@ -172,7 +183,8 @@ double Attribution::candidate_share() const {
   return total == 0 ? 0.0 : static_cast<double>(candidate_ns) / static_cast<double>(total);
 }
 
-Attribution attribute(std::span<const Record> records, std::span<const std::string> triton_functions) {
+Attribution attribute(std::span<const Record> records,
+                      std::span<const std::string> triton_functions) {
   Attribution a;
   for (const Record& r : records) {
     if (!r.is_timed()) continue;

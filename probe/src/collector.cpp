@@ -16,7 +16,9 @@ void Collector::add_activity(const Record& record, std::uint32_t alt_correlation
   pending_.push_back({record, alt_correlation_id});
 }
 
-void Collector::add_marker(const Record& record) { pending_.push_back({record, 0}); }
+void Collector::add_marker(const Record& record) {
+  pending_.push_back({record, 0});
+}
 
 std::uint64_t Collector::lookup(std::uint32_t correlation_id) const {
   if (correlation_id == 0) return 0;

@@ -18,7 +18,8 @@ bool parse_number(std::string_view text, long min, long max, long& out) {
 
 std::string expand_pid(std::string path, long pid) {
   const std::string id = std::to_string(pid);
-  for (std::size_t at = path.find("%p"); at != std::string::npos; at = path.find("%p", at + id.size())) {
+  for (std::size_t at = path.find("%p"); at != std::string::npos;
+       at = path.find("%p", at + id.size())) {
     path.replace(at, 2, id);
   }
   return path;
@@ -39,7 +40,8 @@ Config read_config(const EnvLookup& env, long pid) {
   if (const char* timeout = env("KBX_PROBE_WRITE_TIMEOUT_MS"); timeout != nullptr) {
     long ms = 0;
     if (!parse_number(timeout, 1, 600000, ms)) {
-      config.problem = std::string("KBX_PROBE_WRITE_TIMEOUT_MS is not 1..600000: '") + timeout + "'";
+      config.problem =
+          std::string("KBX_PROBE_WRITE_TIMEOUT_MS is not 1..600000: '") + timeout + "'";
       return config;
     }
     config.write_timeout = std::chrono::milliseconds(ms);

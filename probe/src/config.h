@@ -14,7 +14,7 @@ struct Config {
   int fd = -1;             ///< Sink::Fd: the descriptor from KBX_PROBE_FD
   std::string path;        ///< Sink::File: KBX_PROBE_FILE with "%p" replaced by the pid
   std::chrono::milliseconds write_timeout{5000};  ///< longest wait of one write of records
-  std::string problem;     ///< non-empty when the settings are invalid (the probe stays inert)
+  std::string problem;  ///< non-empty when the settings are invalid (the probe stays inert)
 };
 
 /// Looks up an environment variable; nullptr when unset (std::getenv in the library).

@@ -45,14 +45,17 @@ class SigpipeGuard {
   bool was_pending_ = false;
 };
 
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string errno_text(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
 
 }  // namespace
 
 FdWriter::FdWriter(int fd, bool owned, std::chrono::milliseconds timeout)
     : fd_(fd), owned_(owned), timeout_(timeout) {}
 
-std::optional<FdWriter> FdWriter::adopt(int fd, std::chrono::milliseconds timeout, std::string* error) {
+std::optional<FdWriter> FdWriter::adopt(int fd, std::chrono::milliseconds timeout,
+                                        std::string* error) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     if (error) *error = "KBX_PROBE_FD=" + std::to_string(fd) + ": " + errno_text("fstat");
@@ -69,7 +72,8 @@ std::optional<FdWriter> FdWriter::adopt(int fd, std::chrono::milliseconds timeou
   return FdWriter(fd, false, timeout);
 }
 
-std::optional<FdWriter> FdWriter::create_file(const std::string& path, std::chrono::milliseconds timeout,
+std::optional<FdWriter> FdWriter::create_file(const std::string& path,
+                                              std::chrono::milliseconds timeout,
                                               std::string* error) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd == -1) {
@@ -118,12 +122,15 @@ bool FdWriter::write_all(std::span<const std::byte> bytes) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        return fail("write timed out after " + std::to_string(timeout_.count()) + " ms (reader not draining)");
+        return fail("write timed out after " + std::to_string(timeout_.count()) +
+                    " ms (reader not draining)");
       }
       pollfd p{fd_, POLLOUT, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return fail(errno_text("poll"));
+      if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR)
+        return fail(errno_text("poll"));
       continue;
     }
     return fail(n == 0 ? std::string("write returned 0") : errno_text("write"));

@@ -17,10 +17,11 @@ class FdWriter {
  public:
   /// Adopts an inherited descriptor (not owned): checks it is open, sets FD_CLOEXEC so programs
   /// the process executes do not hold the pipe open, and O_NONBLOCK on pipes and sockets.
-  static std::optional<FdWriter> adopt(int fd, std::chrono::milliseconds timeout, std::string* error);
+  static std::optional<FdWriter> adopt(int fd, std::chrono::milliseconds timeout,
+                                       std::string* error);
   /// Creates or truncates `path` (owned, close-on-exec).
-  static std::optional<FdWriter> create_file(const std::string& path, std::chrono::milliseconds timeout,
-                                             std::string* error);
+  static std::optional<FdWriter> create_file(const std::string& path,
+                                             std::chrono::milliseconds timeout, std::string* error);
 
   FdWriter(FdWriter&& other) noexcept;
   FdWriter& operator=(FdWriter&& other) noexcept;

@@ -26,20 +26,20 @@ namespace kbx::probe {
 namespace {
 
 constexpr std::size_t kBufferBytes = std::size_t{8} << 20;  // one CUPTI activity buffer
-constexpr std::size_t kBufferAlign = 8;                      // CUPTI requires 8-byte alignment
+constexpr std::size_t kBufferAlign = 8;                     // CUPTI requires 8-byte alignment
 // Queued records above which a buffer callback writes them out instead of waiting for a flush.
 constexpr std::size_t kDrainThreshold = std::size_t{1} << 16;
 constexpr CUpti_ExternalCorrelationKind kExternalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 
 // Process-wide probe state. Lock order: write_mutex before state_mutex.
 struct State {
-  std::mutex write_mutex;          // serialises taking and writing records
-  std::mutex state_mutex;          // guards collector
-  Collector collector;             // guarded by state_mutex
-  std::optional<FdWriter> writer;  // guarded by write_mutex
-  std::uint32_t flush_sequence = 0;  // guarded by write_mutex
-  std::atomic<bool> active{false};   // CUPTI recording is on and records have somewhere to go
-  std::atomic<bool> failed{false};   // a write failed: the stream has ended early
+  std::mutex write_mutex;                 // serialises taking and writing records
+  std::mutex state_mutex;                 // guards collector
+  Collector collector;                    // guarded by state_mutex
+  std::optional<FdWriter> writer;         // guarded by write_mutex
+  std::uint32_t flush_sequence = 0;       // guarded by write_mutex
+  std::atomic<bool> active{false};        // CUPTI recording is on and records have somewhere to go
+  std::atomic<bool> failed{false};        // a write failed: the stream has ended early
   std::atomic<std::uint64_t> dropped{0};  // records CUPTI reported as dropped
   long pid = 0;                           // the process that initialised the probe
 };
@@ -95,7 +95,9 @@ bool check(CUptiResult result, const char* what) {
   return false;
 }
 
-bool owner_process() { return ::getpid() == state().pid; }
+bool owner_process() {
+  return ::getpid() == state().pid;
+}
 
 // Takes the queued records (followed by a Flush record when `flush_flags` is set) and writes
 // them. The caller holds write_mutex. Returns the records written, or -1 when writing failed.
@@ -147,7 +149,8 @@ void collect(Collector& collector, const CUpti_Activity& activity) {
       break;
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto& ext = reinterpret_cast<const CUpti_ActivityExternalCorrelation&>(activity);
-      if (ext.externalKind == kExternalKind) collector.add_external(ext.correlationId, ext.externalId);
+      if (ext.externalKind == kExternalKind)
+        collector.add_external(ext.correlationId, ext.externalId);
       break;
     }
     default:  // DRIVER and RUNTIME API records are enabled only so that CUPTI emits the
@@ -162,13 +165,15 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream_id, std::
   {
     std::lock_guard lock(s.state_mutex);
     CUpti_Activity* activity = nullptr;
-    while (valid_size > 0 && cuptiActivityGetNextRecord(buffer, valid_size, &activity) == CUPTI_SUCCESS) {
+    while (valid_size > 0 &&
+           cuptiActivityGetNextRecord(buffer, valid_size, &activity) == CUPTI_SUCCESS) {
       collect(s.collector, *activity);
     }
     queued = s.collector.pending();
   }
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS) s.dropped += dropped;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS)
+    s.dropped += dropped;
   std::free(buffer);
   // A worker that never flushes must not grow memory without bound; whoever writes now takes
   // these records too, so a busy writer is not waited for.
@@ -188,7 +193,9 @@ int flush_all(std::uint16_t flush_flags) {
   return write_queued(s, flush_flags);
 }
 
-void flush_at_exit() { flush_all(kExitFlush); }
+void flush_at_exit() {
+  flush_all(kExitFlush);
+}
 
 void initialize() {
   State& s = state();
@@ -286,7 +293,9 @@ KBX_PROBE_EXPORT void kbx_probe_pop(void) {
 
 /// Delivers all CUPTI records (the caller synchronises the device first) and writes them with a
 /// Flush record. Returns the records written, 0 when the probe is inert, -1 once a write failed.
-KBX_PROBE_EXPORT int kbx_probe_flush(void) { return flush_all(0); }
+KBX_PROBE_EXPORT int kbx_probe_flush(void) {
+  return flush_all(0);
+}
 
 /// 1 while the probe records and its stream is intact, else 0.
 KBX_PROBE_EXPORT int kbx_probe_active(void) {

@@ -1,9 +1,9 @@
 // Encoding and parsing of the probe wire format (see kbx/probe_records.h and docs/probe.md).
-#include "kbx/probe_records.h"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+
+#include "kbx/probe_records.h"
 
 namespace kbx::probe {
 
@@ -52,9 +52,13 @@ bool Record::is_activity() const {
   return kind == Kind::Kernel || kind == Kind::Memcpy || kind == Kind::Memset;
 }
 
-bool Record::is_timed() const { return is_activity() && !has(kNoTimestamp); }
+bool Record::is_timed() const {
+  return is_activity() && !has(kNoTimestamp);
+}
 
-std::uint64_t Record::duration_ns() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+std::uint64_t Record::duration_ns() const {
+  return end_ns > start_ns ? end_ns - start_ns : 0;
+}
 
 std::string_view kind_name(Kind kind) {
   switch (kind) {
@@ -84,9 +88,13 @@ bool known_kind(std::uint16_t value) {
 
 }  // namespace
 
-void append_header(std::vector<std::byte>& out, const Header& header) { append_bytes(out, header); }
+void append_header(std::vector<std::byte>& out, const Header& header) {
+  append_bytes(out, header);
+}
 
-void append_record(std::vector<std::byte>& out, const Record& record) { append_bytes(out, record); }
+void append_record(std::vector<std::byte>& out, const Record& record) {
+  append_bytes(out, record);
+}
 
 bool StreamParser::fail(std::string message) {
   error_ = "probe stream: " + std::move(message);
@@ -138,8 +146,8 @@ bool StreamParser::finish() {
   if (failed()) return false;
   if (!has_header_) {
     return fail(pending_.empty() ? "empty stream (no header)"
-                                 : "truncated header (" + std::to_string(pending_.size()) +
-                                       " of " + std::to_string(kHeaderSize) + " bytes)");
+                                 : "truncated header (" + std::to_string(pending_.size()) + " of " +
+                                       std::to_string(kHeaderSize) + " bytes)");
   }
   if (!pending_.empty()) {
     return fail("truncated record " + std::to_string(count_) + " at offset " +

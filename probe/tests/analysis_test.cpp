@@ -45,7 +45,8 @@ TEST(ProbeAnalysis, BusyTimeIntervals) {
   EXPECT_EQ(busy_ns(disjoint), 15u);
   const std::vector<Record> nested = {activity(0, 100), activity(10, 20), activity(50, 100)};
   EXPECT_EQ(busy_ns(nested), 100u);
-  const std::vector<Record> chained = {activity(0, 10), activity(5, 15), activity(12, 30), activity(40, 41)};
+  const std::vector<Record> chained = {activity(0, 10), activity(5, 15), activity(12, 30),
+                                       activity(40, 41)};
   EXPECT_EQ(busy_ns(chained), 31u);
   const std::vector<Record> touching = {activity(0, 10), activity(10, 20)};
   EXPECT_EQ(busy_ns(touching), 20u);
@@ -73,7 +74,8 @@ TEST(ProbeAnalysis, CallWindowFromMarkersAndRecords) {
 }
 
 TEST(ProbeAnalysis, CallWindowWithoutMarkersIsTheSpan) {
-  const std::vector<Record> records = {activity(50, 60, 7), activity(10, 20, 7), activity(0, 100, 8)};
+  const std::vector<Record> records = {activity(50, 60, 7), activity(10, 20, 7),
+                                       activity(0, 100, 8)};
   EXPECT_EQ(call_window(records, 7), (Interval{10, 60}));
 }
 
@@ -99,12 +101,12 @@ TEST(ProbeAnalysis, UnattributedDuringACall) {
 TEST(ProbeAnalysis, UnattributedEdges) {
   const Interval w{100, 200};
   const std::vector<Record> records = {
-      activity(50, 100),   // ends as the window starts: outside
-      activity(200, 300),  // starts as it ends: outside
-      activity(50, 101),   // overlaps the start
-      activity(199, 300),  // overlaps the end
-      activity(0, 1'000),  // covers it
-      activity(100, 100),  // zero length at the start: inside
+      activity(50, 100),      // ends as the window starts: outside
+      activity(200, 300),     // starts as it ends: outside
+      activity(50, 101),      // overlaps the start
+      activity(199, 300),     // overlaps the end
+      activity(0, 1'000),     // covers it
+      activity(100, 100),     // zero length at the start: inside
       activity(150, 160, 9),  // attributed: never reported
   };
   const auto out = unattributed(records, w);
@@ -129,24 +131,29 @@ TEST(ProbeAnalysis, ClassifyKernelNames) {
       {"add_kernel_fast", KernelOrigin::Unknown},
       {"add_kernel_", KernelOrigin::Unknown},
       {"sub_kernel", KernelOrigin::Unknown},
-      {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+      {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"
+       "11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
        KernelOrigin::Library},
-      {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T2, T3)",
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, T2, "
+       "T3)",
        KernelOrigin::Library},
-      {"void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(T2 *, "
+      {"void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(T2 "
+       "*, "
        "const T1 *, int, int, int, const bool *, int, bool) [with at::native::...]",
        KernelOrigin::Library},
       {"_Z28indexSelectLargeIndexIfjLi2ELi2ELin2ELb1EEvN2at4cuda6detail10TensorInfoIT_T0_EE",
        KernelOrigin::Library},
       {"_ZN3c1013CUDAFunctionsE", KernelOrigin::Library},
-      {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+      {"sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+       "segment_k_off_kernel__5x_cublas",
        KernelOrigin::Library},
       {"ampere_sgemm_128x64_nn", KernelOrigin::Library},
       {"nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_NNT", KernelOrigin::Library},
       {"cutlass_80_tensorop_s16816gemm_relu_f16_64x64_32x6_nn_align8", KernelOrigin::Library},
       {"_ZN7cutlass7Kernel2I", KernelOrigin::Library},
       {"_Z17gemv2T_kernel_valIiiffffLi128ELi16ELi4ELi4ELb0ELb0EN7cublasLt", KernelOrigin::Library},
-      {"_Z19splitKreduce_kernelILi32ELi16EiffffLb1ELb0ELb0ELb0EEv18cublasSplitKParamsIT4_E", KernelOrigin::Library},
+      {"_Z19splitKreduce_kernelILi32ELi16EiffffLb1ELb0ELb0ELb0EEv18cublasSplitKParamsIT4_E",
+       KernelOrigin::Library},
       {"cudnn::detail::implicit_convolve_sgemm", KernelOrigin::Library},
       {"_ZN5cudnn3cnn5infer", KernelOrigin::Library},
       {"_ZN6at_cuda_detail3cub18CUB_200200_900_NS11DeviceScanKernel", KernelOrigin::Library},

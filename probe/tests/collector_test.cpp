@@ -1,7 +1,8 @@
 // Resolution of external correlation ids across CUPTI buffers.
+#include "collector.h"
+
 #include <gtest/gtest.h>
 
-#include "collector.h"
 #include "fixtures.h"
 
 namespace kbx::probe {

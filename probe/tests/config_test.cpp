@@ -1,9 +1,9 @@
 // Reading the probe's environment.
+#include "config.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
-
-#include "config.h"
 
 namespace kbx::probe {
 namespace {

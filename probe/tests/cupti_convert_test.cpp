@@ -1,9 +1,9 @@
 // CUPTI activity records -> probe records, on hand-filled CUPTI structs (no GPU needed).
+#include "cupti_convert.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "cupti_convert.h"
 
 namespace kbx::probe {
 namespace {

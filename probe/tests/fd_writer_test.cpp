@@ -1,7 +1,8 @@
 // Bounded, whole writes to the supervisor's pipe or a file.
-#include <gtest/gtest.h>
+#include "fd_writer.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,8 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include "fd_writer.h"
 
 namespace kbx::probe {
 namespace {
@@ -115,7 +114,8 @@ TEST(ProbeFdWriter, AdoptRejectsBadDescriptors) {
 }
 
 TEST(ProbeFdWriter, CreateFileTruncatesAndCloses) {
-  const auto path = std::filesystem::temp_directory_path() / ("kbx_probe_writer_" + std::to_string(::getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("kbx_probe_writer_" + std::to_string(::getpid()));
   { std::ofstream(path) << "old contents that are longer"; }
   {
     auto w = FdWriter::create_file(path.string(), 100ms, nullptr);

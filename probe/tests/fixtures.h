@@ -21,7 +21,8 @@ inline std::vector<std::byte> read_fixture(const std::string& name) {
   const std::string path = std::string(KBX_PROBE_FIXTURES) + "/" + name;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read fixture " + path);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   std::vector<std::byte> bytes(chars.size());
   for (std::size_t i = 0; i < chars.size(); ++i) bytes[i] = static_cast<std::byte>(chars[i]);
   return bytes;

@@ -2,9 +2,8 @@
 // configured one always leaves a valid stream (recording on a GPU machine; an Error record saying
 // why not on one without a driver). Each case runs in a child process, because the library keeps
 // process-wide state.
-#include <gtest/gtest.h>
-
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,7 +73,8 @@ TEST(ProbeLibrary, UnconfiguredProbeIsInertButCallable) {
 }
 
 TEST(ProbeLibrary, AnotherProcessesStreamIsLeftAlone) {
-  const auto path = std::filesystem::temp_directory_path() / ("kbx_probe_other_" + std::to_string(getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("kbx_probe_other_" + std::to_string(getpid()));
   std::filesystem::remove(path);
   EXPECT_EQ(in_child([&] {
               setenv("KBX_PROBE_FILE", path.c_str(), 1);
@@ -88,7 +88,8 @@ TEST(ProbeLibrary, AnotherProcessesStreamIsLeftAlone) {
 }
 
 TEST(ProbeLibrary, FileSinkAlwaysGivesAValidStream) {
-  const auto path = std::filesystem::temp_directory_path() / ("kbx_probe_file_" + std::to_string(getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("kbx_probe_file_" + std::to_string(getpid()));
   const int status = in_child([&] {
     unsetenv("KBX_PROBE_FD");
     unsetenv("KBX_PROBE_PID");
@@ -103,7 +104,8 @@ TEST(ProbeLibrary, FileSinkAlwaysGivesAValidStream) {
   ASSERT_TRUE(status == 10 || status == 11) << "child status " << status;
 
   std::ifstream in(path, std::ios::binary);
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   std::filesystem::remove(path);
   kbx::probe::Stream stream;
   std::string error;

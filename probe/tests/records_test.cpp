@@ -36,10 +36,10 @@ TEST(ProbeRecords, ValidStreamHeader) {
 TEST(ProbeRecords, ValidStreamFields) {
   const std::vector<Record> r = test::call_trace();
   ASSERT_EQ(r.size(), 16u);
-  const std::vector<Kind> kinds = {Kind::Push, Kind::Pop, Kind::Memset, Kind::Kernel, Kind::Kernel,
-                                   Kind::Kernel, Kind::Kernel, Kind::Memcpy, Kind::Flush, Kind::Push,
-                                   Kind::Pop, Kind::Kernel, Kind::Kernel, Kind::Kernel, Kind::Flush,
-                                   Kind::Flush};
+  const std::vector<Kind> kinds = {Kind::Push,   Kind::Pop,    Kind::Memset, Kind::Kernel,
+                                   Kind::Kernel, Kind::Kernel, Kind::Kernel, Kind::Memcpy,
+                                   Kind::Flush,  Kind::Push,   Kind::Pop,    Kind::Kernel,
+                                   Kind::Kernel, Kind::Kernel, Kind::Flush,  Kind::Flush};
   for (std::size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(r[i].kind, kinds[i]) << "record " << i;
 
   EXPECT_EQ(r[0].external_id, 1u);
@@ -60,13 +60,13 @@ TEST(ProbeRecords, ValidStreamFields) {
   EXPECT_EQ(add.block, (std::array<std::int32_t, 3>{128, 1, 1}));
   EXPECT_EQ(add.flags, 0u);
 
-  EXPECT_EQ(r[2].bytes, 4096u);     // memset
-  EXPECT_EQ(r[7].detail, 2u);       // memcpy device to host
+  EXPECT_EQ(r[2].bytes, 4096u);  // memset
+  EXPECT_EQ(r[7].detail, 2u);    // memcpy device to host
   EXPECT_EQ(r[7].bytes, 16u);
-  EXPECT_EQ(r[8].detail, 1u);       // first flush
-  EXPECT_EQ(r[15].detail, 3u);      // exit flush
+  EXPECT_EQ(r[8].detail, 1u);   // first flush
+  EXPECT_EQ(r[15].detail, 3u);  // exit flush
   EXPECT_TRUE(r[15].has(kExitFlush));
-  EXPECT_EQ(r[15].bytes, 3u);       // dropped records
+  EXPECT_EQ(r[15].bytes, 3u);  // dropped records
 
   const Record& lng = r[13];
   EXPECT_TRUE(lng.has(kNameTruncated));
@@ -99,7 +99,8 @@ TEST(ProbeRecords, TruncatedRecordKeepsWholeRecords) {
 }
 
 TEST(ProbeRecords, TruncatedHeader) {
-  EXPECT_NE(parse_error("truncated_header.bin").find("truncated header (20 of 32"), std::string::npos);
+  EXPECT_NE(parse_error("truncated_header.bin").find("truncated header (20 of 32"),
+            std::string::npos);
 }
 
 TEST(ProbeRecords, EmptyStream) {
@@ -115,7 +116,8 @@ TEST(ProbeRecords, BadMagic) {
 }
 
 TEST(ProbeRecords, BadVersion) {
-  EXPECT_NE(parse_error("bad_version.bin").find("format version 2, this parser reads 1"), std::string::npos);
+  EXPECT_NE(parse_error("bad_version.bin").find("format version 2, this parser reads 1"),
+            std::string::npos);
 }
 
 TEST(ProbeRecords, BadRecordSize) {
@@ -156,7 +158,8 @@ TEST(ProbeRecords, IncrementalFeedMatchesWholeParse) {
     EXPECT_EQ(parser.record_count(), whole.size());
     ASSERT_EQ(got.size(), whole.size()) << "chunk " << chunk;
     for (std::size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(std::memcmp(&got[i], &whole[i], kRecordSize), 0) << "chunk " << chunk << " record " << i;
+      EXPECT_EQ(std::memcmp(&got[i], &whole[i], kRecordSize), 0)
+          << "chunk " << chunk << " record " << i;
     }
   }
 }

@@ -26,7 +26,9 @@ std::vector<std::string> split(const std::string& list) {
 }
 
 // Offsets from the probe's start time keep the lines short; raw values would be 19 digits.
-std::int64_t rel(std::uint64_t t, std::uint64_t base) { return static_cast<std::int64_t>(t - base); }
+std::int64_t rel(std::uint64_t t, std::uint64_t base) {
+  return static_cast<std::int64_t>(t - base);
+}
 
 void print_record(const Record& r, std::uint64_t base, const std::vector<std::string>& triton) {
   std::printf("%-6s ext=%-4" PRIu64 " corr=%-7u dev=%u stream=%-4u t=%+" PRId64 " ns",
@@ -35,14 +37,16 @@ void print_record(const Record& r, std::uint64_t base, const std::vector<std::st
   if (r.is_activity()) std::printf(" dur=%" PRIu64 " ns", r.duration_ns());
   if (r.kind == Kind::Kernel) {
     std::printf(" grid=%dx%dx%d block=%dx%dx%d [%s]", r.grid[0], r.grid[1], r.grid[2], r.block[0],
-                r.block[1], r.block[2], std::string(origin_name(classify_kernel(r, triton))).c_str());
+                r.block[1], r.block[2],
+                std::string(origin_name(classify_kernel(r, triton))).c_str());
   }
   if (r.kind == Kind::Memcpy || r.kind == Kind::Memset) std::printf(" bytes=%" PRIu64, r.bytes);
   if (r.kind == Kind::Push || r.kind == Kind::Pop) std::printf(" tid=%" PRIu64, r.thread_id);
   if (r.kind == Kind::Flush) std::printf(" seq=%u dropped=%" PRIu64, r.detail, r.bytes);
   if (r.flags != 0) std::printf(" flags=0x%x", r.flags);
-  if (!r.name_view().empty()) std::printf(" %.*s%s", static_cast<int>(r.name_view().size()),
-                                          r.name_view().data(), r.has(kNameTruncated) ? "..." : "");
+  if (!r.name_view().empty())
+    std::printf(" %.*s%s", static_cast<int>(r.name_view().size()), r.name_view().data(),
+                r.has(kNameTruncated) ? "..." : "");
   std::printf("\n");
 }
 
@@ -53,9 +57,10 @@ void print_calls(const std::vector<Record>& records, std::uint64_t base,
     const Interval window = call_window(records, id).value_or(Interval{});
     const Attribution a = attribute(group, triton);
     std::printf("call %" PRIu64 ": %zu records, span %" PRIu64 " ns, busy %" PRIu64
-                " ns, window [%+" PRId64 ", %+" PRId64 "], unattributed %zu, candidate share %.3f"
-                " (candidate %" PRIu64 ", library %" PRIu64 ", inductor %" PRIu64 ", unknown %" PRIu64
-                ", copies %" PRIu64 " ns)\n",
+                " ns, window [%+" PRId64 ", %+" PRId64
+                "], unattributed %zu, candidate share %.3f"
+                " (candidate %" PRIu64 ", library %" PRIu64 ", inductor %" PRIu64
+                ", unknown %" PRIu64 ", copies %" PRIu64 " ns)\n",
                 id, group.size(), span.length_ns(), busy_ns(group), rel(window.start_ns, base),
                 rel(window.end_ns, base), unattributed(records, window).size(), a.candidate_share(),
                 a.candidate_ns, a.library_ns, a.inductor_ns, a.unknown_ns, a.copy_ns);
@@ -87,7 +92,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kbx_probe_dump: cannot read %s\n", path.c_str());
     return 2;
   }
-  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
   const auto* data = reinterpret_cast<const std::byte*>(chars.data());
   Stream stream;
   std::string error;

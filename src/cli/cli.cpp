@@ -1,9 +1,10 @@
 #include "cli/cli.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -42,11 +43,16 @@ int suite_list(const fs::path& root, const std::string& category, const std::str
   if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto* t : tasks) {
-      arr.push_back({{"category", t->category}, {"name", t->name}, {"set", t->set},
-                     {"difficulty", t->difficulty}, {"entry", t->entry},
-                     {"signature", t->signature}, {"dtypes", t->contract.dtypes},
+      arr.push_back({{"category", t->category},
+                     {"name", t->name},
+                     {"set", t->set},
+                     {"difficulty", t->difficulty},
+                     {"entry", t->entry},
+                     {"signature", t->signature},
+                     {"dtypes", t->contract.dtypes},
                      {"tolerance", suite::tolerance_name(t->contract.tolerance)},
-                     {"deviation", t->compat.deviation}, {"hash", t->hash}});
+                     {"deviation", t->compat.deviation},
+                     {"hash", t->hash}});
     }
     std::printf("%s\n", arr.dump(2).c_str());
   } else if (format == "tsv") {
@@ -87,13 +93,15 @@ int suite_show(const fs::path& root, const std::string& id) {
   std::printf("folder:     %s\nhash:       %s\n\n%s\n", t->dir.c_str(), t->hash.c_str(),
               t->summary.c_str());
   if (!c.note.empty()) std::printf("\ncontract: %s\n", c.note.c_str());
-  if (t->compat.deviation) std::printf("\ndeviation from KernelBenchX: %s\n", t->compat.note.c_str());
+  if (t->compat.deviation)
+    std::printf("\ndeviation from KernelBenchX: %s\n", t->compat.note.c_str());
   return 0;
 }
 
 int results_cmd(const fs::path& db_path, const std::string& method, std::optional<std::int64_t> run,
                 const std::string& format) {
-  if (!fs::exists(db_path)) throw Error(db_path.string() + ": no such database (run kbx eval first)");
+  if (!fs::exists(db_path))
+    throw Error(db_path.string() + ": no such database (run kbx eval first)");
   store::Store db(db_path);
   auto rows = db.results(method, run);
   if (format == "csv") {
@@ -131,10 +139,12 @@ int doctor(const std::string& python_flag) {
     ok = false;
   }
   std::fflush(stdout);
-  std::system("nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader "
-              "2>/dev/null | sed 's/^/nvidia-smi: /' || true");
+  std::system(
+      "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader "
+      "2>/dev/null | sed 's/^/nvidia-smi: /' || true");
   const fs::path probe = kbx_home() / "build" / "probe" / "libkbx_probe.so";
-  std::printf("probe: %s\n", fs::exists(probe) ? probe.c_str() : "not built (timing uses CUDA events)");
+  std::printf("probe: %s\n",
+              fs::exists(probe) ? probe.c_str() : "not built (timing uses CUDA events)");
   return ok ? 0 : 1;
 }
 
@@ -154,16 +164,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> task_list;
   auto* list = suite_cmd->add_subcommand("list", "list tasks");
   list->add_option("--category", category, "only this category");
-  list->add_option("--format", format, "table, tsv or json")->check(CLI::IsMember({"table", "tsv", "json"}));
+  list->add_option("--format", format, "table, tsv or json")
+      ->check(CLI::IsMember({"table", "tsv", "json"}));
   auto* show = suite_cmd->add_subcommand("show", "show one task's manifest");
   show->add_option("task", task_id, "Category/name")->required();
   auto* check = suite_cmd->add_subcommand(
-      "check", "check references: they run, are deterministic, depend on their inputs, and "
-               "reject all-zeros and identity candidates");
+      "check",
+      "check references: they run, are deterministic, depend on their inputs, and "
+      "reject all-zeros and identity candidates");
   check->add_option("--device", device, "cpu (edge and small cases) or cuda (all cases)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   check->add_option("--category", category, "only this category");
-  check->add_option("--task", task_list, "only these tasks (Category/name, repeatable or comma-separated)");
+  check->add_option("--task", task_list,
+                    "only these tasks (Category/name, repeatable or comma-separated)");
   check->add_option("--python", python, "Python interpreter with torch");
 
   sched::EvalOptions ev;
@@ -175,26 +188,36 @@ int main(int argc, char** argv) {
                    "method's imported candidates");
   eval->add_option("--tasks", task_list, "only these tasks (Category/name, comma-separated)");
   eval->add_option("--category", ev.category, "only this category");
-  eval->add_option("--device", ev.device, "cuda (all cases, timed) or cpu (edge and small cases "
-                   "under the Triton interpreter)")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
-  eval->add_option("--track", ev.track, "triton: the candidate's own Triton kernels must do the "
-                   "work; any: any implementation")->check(CLI::IsMember({"triton", "any"}))->capture_default_str();
+  eval->add_option("--device", ev.device,
+                   "cuda (all cases, timed) or cpu (edge and small cases "
+                   "under the Triton interpreter)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  eval->add_option("--track", ev.track,
+                   "triton: the candidate's own Triton kernels must do the "
+                   "work; any: any implementation")
+      ->check(CLI::IsMember({"triton", "any"}))
+      ->capture_default_str();
   eval->add_option("--db", ev.db, "results database")->capture_default_str();
   eval->add_option("--jobs", ev.jobs, "candidates evaluated at once")->capture_default_str();
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
   eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
-  eval->add_option("--seed", seed_text, "input seed (default: fresh from the OS, stored with the run)");
-  eval->add_option("--timeout", ev.timeout_s, "seconds per candidate (default 600 on cuda, 900 on cpu)");
+  eval->add_option("--seed", seed_text,
+                   "input seed (default: fresh from the OS, stored with the run)");
+  eval->add_option("--timeout", ev.timeout_s,
+                   "seconds per candidate (default 600 on cuda, 900 on cpu)");
   eval->add_option("--work", work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
   eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
   bool no_time = false;
   eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
 
-  auto* import = app.add_subcommand("import", "store candidates in the database without running them");
+  auto* import =
+      app.add_subcommand("import", "store candidates in the database without running them");
   import->require_subcommand(1);
   std::string import_path, import_method, db_path = "kbx.db";
-  for (auto [name, help] : {std::pair{"kernelbenchx", "a KernelBenchX JSONL file ({\"file\", \"predict\"} lines)"},
-                            std::pair{"dir", "a folder of Category/name.py files"}}) {
+  for (auto [name, help] :
+       {std::pair{"kernelbenchx", "a KernelBenchX JSONL file ({\"file\", \"predict\"} lines)"},
+        std::pair{"dir", "a folder of Category/name.py files"}}) {
     auto* sub = import->add_subcommand(name, help);
     sub->add_option("path", import_path, "file or folder")->required();
     sub->add_option("--method", import_method, "method name")->required();
@@ -210,7 +233,8 @@ int main(int argc, char** argv) {
   results->add_option("--format", format, "table, csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
 
-  auto* doc = app.add_subcommand("doctor", "what this machine offers: GPU, driver, torch, triton, sandbox");
+  auto* doc =
+      app.add_subcommand("doctor", "what this machine offers: GPU, driver, torch, triton, sandbox");
   doc->add_option("--python", python, "Python interpreter with torch");
 
   try {
@@ -241,8 +265,8 @@ int main(int argc, char** argv) {
     }
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);
     if (results->parsed()) {
-      return results_cmd(db_path, method, run_id ? std::optional<std::int64_t>(run_id) : std::nullopt,
-                         format);
+      return results_cmd(db_path, method,
+                         run_id ? std::optional<std::int64_t>(run_id) : std::nullopt, format);
     }
     if (doc->parsed()) return doctor(python);
   } catch (const Error& e) {

@@ -84,7 +84,8 @@ Found from_jsonl(const fs::path& file, const std::string& method) {
     }
     if (!obj.is_object() || !obj.contains("file") || !obj["file"].is_string() ||
         !obj.contains("predict") || !obj["predict"].is_string()) {
-      found.problems.push_back(where + ": expected {\"file\": \"Category/name.py\", \"predict\": "
+      found.problems.push_back(where +
+                               ": expected {\"file\": \"Category/name.py\", \"predict\": "
                                "\"<code>\"}; skipped");
       continue;
     }
@@ -103,7 +104,8 @@ Found from_path(const fs::path& path, const std::string& method) {
   if (fs::is_directory(path)) return from_directory(path, method);
   if (fs::is_regular_file(path)) return from_jsonl(path, method);
   Found f;
-  f.problems.push_back(path.string() + ": no such file or folder (--candidates takes a folder of "
+  f.problems.push_back(path.string() +
+                       ": no such file or folder (--candidates takes a folder of "
                        "Category/name.py files or a .jsonl file)");
   return f;
 }

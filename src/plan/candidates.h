@@ -27,8 +27,8 @@ Found from_path(const std::filesystem::path& path, const std::string& method);
 void keep_known_tasks(Found& found, const suite::Suite& suite);
 
 /// Key identifying "the same command": rerunning with the same key resumes that run.
-std::string run_key(const std::string& method, const std::string& device,
-                    const std::string& track, const std::vector<std::string>& tiers,
+std::string run_key(const std::string& method, const std::string& device, const std::string& track,
+                    const std::vector<std::string>& tiers,
                     const std::vector<store::Candidate>& candidates);
 
 }  // namespace kbx::plan

@@ -43,10 +43,10 @@ std::string results_table(const std::vector<store::Result>& results) {
                                 "status", "cases", "err.ratio", "speedup", "best GB/s");
   std::map<std::string, Summary> per_method;
   for (const auto& r : results) {
-    out += fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}\n", r.method, r.task,
-                       r.status, fmt::format("{}/{}", r.cases_passed, r.cases_total),
-                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"),
-                       opt(best_gbps(r), "{:.0f}"));
+    out +=
+        fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}\n", r.method, r.task, r.status,
+                    fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
+                    opt(r.speedup, "{:.2f}x"), opt(best_gbps(r), "{:.0f}"));
     auto& s = per_method[r.method];
     ++s.total;
     if (r.status == "passed") {
@@ -55,8 +55,8 @@ std::string results_table(const std::vector<store::Result>& results) {
     }
   }
   for (const auto& [method, s] : per_method) {
-    out += fmt::format("{}: {}/{} correct; geomean speedup over eager {} on {} timed tasks\n", method,
-                       s.passed, s.total, opt(timing::geomean(s.speedups), "{:.2f}x"),
+    out += fmt::format("{}: {}/{} correct; geomean speedup over eager {} on {} timed tasks\n",
+                       method, s.passed, s.total, opt(timing::geomean(s.speedups), "{:.2f}x"),
                        s.speedups.size());
   }
   return out;
@@ -68,10 +68,11 @@ std::string results_csv(const std::vector<store::Result>& results) {
       "triton_launches,wall_s,overhead_s\n";
   for (const auto& r : results) {
     std::string detail;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f}\n", r.run_id, r.method, r.task,
-                       r.category, r.status, r.cases_passed, r.cases_total,
-                       ratio_text(r.error_ratio), r.speedup ? fmt::format("{:.4f}", *r.speedup) : "",
-                       r.triton_launches, r.wall_s, r.overhead_s);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f}\n", r.run_id, r.method, r.task,
+                    r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
+                    r.speedup ? fmt::format("{:.4f}", *r.speedup) : "", r.triton_launches, r.wall_s,
+                    r.overhead_s);
   }
   return out;
 }
@@ -81,23 +82,33 @@ std::string results_json(const std::vector<store::Result>& results) {
   for (const auto& r : results) {
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& c : r.cases) {
-      nlohmann::json jc = {{"name", c.name}, {"tier", c.tier}, {"status", c.status},
-                           {"error_ratio", std::isinf(c.error_ratio) ? nlohmann::json("inf")
-                                                                     : nlohmann::json(c.error_ratio)},
-                           {"detail", c.detail}};
+      nlohmann::json jc = {
+          {"name", c.name},
+          {"tier", c.tier},
+          {"status", c.status},
+          {"error_ratio",
+           std::isinf(c.error_ratio) ? nlohmann::json("inf") : nlohmann::json(c.error_ratio)},
+          {"detail", c.detail}};
       if (c.cand_ms) jc["candidate_ms"] = *c.cand_ms;
       if (c.eager_ms) jc["eager_ms"] = *c.eager_ms;
       if (c.flops) jc["flops"] = *c.flops;
       if (c.bytes) jc["bytes"] = *c.bytes;
       cases.push_back(jc);
     }
-    nlohmann::json jr = {{"run_id", r.run_id}, {"method", r.method}, {"task", r.task},
-                         {"category", r.category}, {"status", r.status}, {"detail", r.detail},
-                         {"cases_passed", r.cases_passed}, {"cases_total", r.cases_total},
+    nlohmann::json jr = {{"run_id", r.run_id},
+                         {"method", r.method},
+                         {"task", r.task},
+                         {"category", r.category},
+                         {"status", r.status},
+                         {"detail", r.detail},
+                         {"cases_passed", r.cases_passed},
+                         {"cases_total", r.cases_total},
                          {"error_ratio", std::isinf(r.error_ratio) ? nlohmann::json("inf")
                                                                    : nlohmann::json(r.error_ratio)},
-                         {"triton_launches", r.triton_launches}, {"wall_s", r.wall_s},
-                         {"overhead_s", r.overhead_s}, {"cases", cases}};
+                         {"triton_launches", r.triton_launches},
+                         {"wall_s", r.wall_s},
+                         {"overhead_s", r.overhead_s},
+                         {"cases", cases}};
     if (r.speedup) jr["speedup"] = *r.speedup;
     doc["results"].push_back(jr);
   }
@@ -105,7 +116,8 @@ std::string results_json(const std::vector<store::Result>& results) {
 }
 
 std::string results_markdown(const std::vector<store::Result>& results, const std::string& title) {
-  std::string out = "# " + title + "\n\n| category | tasks | correct | geomean speedup |\n|---|---|---|---|\n";
+  std::string out =
+      "# " + title + "\n\n| category | tasks | correct | geomean speedup |\n|---|---|---|---|\n";
   std::map<std::string, Summary> per_cat;
   for (const auto& r : results) {
     auto& s = per_cat[r.category];
@@ -119,7 +131,8 @@ std::string results_markdown(const std::vector<store::Result>& results, const st
     out += fmt::format("| {} | {} | {} | {} |\n", cat, s.total, s.passed,
                        opt(timing::geomean(s.speedups), "{:.2f}x"));
   }
-  out += "\n| task | status | cases | error ratio | speedup | detail |\n|---|---|---|---|---|---|\n";
+  out +=
+      "\n| task | status | cases | error ratio | speedup | detail |\n|---|---|---|---|---|---|\n";
   for (const auto& r : results) {
     std::string detail = r.detail.substr(0, 160);
     for (auto& ch : detail) {

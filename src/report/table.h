@@ -16,7 +16,6 @@ std::string results_csv(const std::vector<store::Result>& results);
 std::string results_json(const std::vector<store::Result>& results);
 
 /// A Markdown report: per-category pass rates and speedups, then per-task rows.
-std::string results_markdown(const std::vector<store::Result>& results,
-                             const std::string& title);
+std::string results_markdown(const std::vector<store::Result>& results, const std::string& title);
 
 }  // namespace kbx::report

@@ -1,6 +1,7 @@
 #include "sandbox/process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,7 +11,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 
 #include "common/util.h"
 
@@ -60,7 +60,8 @@ struct Capture {
   std::string text() const {
     if (tail.empty()) return head;
     std::string t = tail.size() > keep ? tail.substr(tail.size() - keep) : tail;
-    return head + fmt::format("\n[... {} bytes not kept ...]\n", total - head.size() - t.size()) + t;
+    return head + fmt::format("\n[... {} bytes not kept ...]\n", total - head.size() - t.size()) +
+           t;
   }
 };
 
@@ -149,9 +150,17 @@ const Abilities& abilities() {
 
 std::map<std::string, std::string> scrubbed_environment(
     const std::map<std::string, std::string>& overrides) {
-  static const char* kExact[] = {"PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME",
-                                 "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
-                                 "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ"};
+  static const char* kExact[] = {"PATH",
+                                 "LANG",
+                                 "LC_ALL",
+                                 "LD_LIBRARY_PATH",
+                                 "CUDA_HOME",
+                                 "CUDA_PATH",
+                                 "CUDA_VISIBLE_DEVICES",
+                                 "OMP_NUM_THREADS",
+                                 "OPENBLAS_CORETYPE",
+                                 "OPENBLAS_L2_SIZE",
+                                 "TZ"};
   static const char* kPrefixes[] = {"NVIDIA_", "NCCL_", "TORCH_SYMM", "NVSHMEM_"};
   std::map<std::string, std::string> env;
   for (char** e = environ; *e; ++e) {
@@ -224,7 +233,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     for (const auto& p : fds) {
       if (!p.revents) continue;
       if (p.fd == request_fd) {
-        ssize_t n = write(request_fd, s.request.data() + request_sent, s.request.size() - request_sent);
+        ssize_t n =
+            write(request_fd, s.request.data() + request_sent, s.request.size() - request_sent);
         if (n > 0) request_sent += static_cast<size_t>(n);
         if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
         if (request_sent >= s.request.size()) close(request_fd), request_fd = -1;

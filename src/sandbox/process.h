@@ -10,10 +10,10 @@ namespace kbx::sandbox {
 
 /// What a worker process may do and see.
 struct Limits {
-  double wall_seconds = 600;           ///< killed (whole process group) after this
-  bool isolate_network = true;         ///< new network namespace when the OS allows it
+  double wall_seconds = 600;                   ///< killed (whole process group) after this
+  bool isolate_network = true;                 ///< new network namespace when the OS allows it
   std::uint64_t max_file_bytes = 64ULL << 30;  ///< RLIMIT_FSIZE
-  size_t keep_output_bytes = 16384;    ///< head and tail kept of stdout and stderr each
+  size_t keep_output_bytes = 16384;            ///< head and tail kept of stdout and stderr each
 };
 
 /// A process to start: argv[0] is an absolute path; env is the whole environment it gets.

@@ -1,11 +1,11 @@
 #include "sched/eval.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <fmt/format.h>
 #include <map>
 #include <thread>
 
@@ -23,7 +23,9 @@ using nlohmann::json;
 
 namespace {
 
-void say(const std::string& line) { std::fprintf(stderr, "kbx: %s\n", line.c_str()); }
+void say(const std::string& line) {
+  std::fprintf(stderr, "kbx: %s\n", line.c_str());
+}
 
 std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suite::Suite& suite,
                                                 store::Store& db) {
@@ -120,8 +122,13 @@ int run_eval(const EvalOptions& o) {
     r.device = o.device;
     r.track = o.track;
     r.seed = o.seed ? *o.seed : random_seed();
-    r.settings_json = json{{"tiers", tiers}, {"timeout_s", env.timeout_s}, {"jobs", o.jobs},
-                           {"time", o.time}, {"candidates", o.candidates}}.dump();
+    r.settings_json = json{
+        {"tiers", tiers},
+        {"timeout_s", env.timeout_s},
+        {"jobs", o.jobs},
+        {"time", o.time},
+        {"candidates",
+         o.candidates}}.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + KBX_REVISION;
     r.id = db.add_run(r);
     run = db.find_run(key);
@@ -156,8 +163,9 @@ int run_eval(const EvalOptions& o) {
   if (!hello.is_null()) {
     db.set_run_environment(run->id, environment_of(hello, env).dump());
     if (o.device == "cuda" && !hello.value("cuda_available", false)) {
-      throw Error("--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
-                  "check under the Triton interpreter)");
+      throw Error(
+          "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
+          "check under the Triton interpreter)");
     }
   }
 
@@ -175,7 +183,8 @@ int run_eval(const EvalOptions& o) {
       const auto& c = pending[i];
       const suite::Task& t = *task_of.at(c.task);
       const ReferenceCases& rc = refs.at(t.id() + "|ref");
-      fs::path job_dir = env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
+      fs::path job_dir =
+          env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
       store::Result r;
       try {
         r = evaluate(env, st, t, c, rc, job_dir);
@@ -193,7 +202,8 @@ int run_eval(const EvalOptions& o) {
         std::lock_guard<std::mutex> lock(db_mu);
         db.add_result(r);
       }
-      if (r.status != "passed") progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
+      if (r.status != "passed")
+        progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
       progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
     }
   };
@@ -201,7 +211,8 @@ int run_eval(const EvalOptions& o) {
   for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
   for (auto& th : lanes) th.join();
   db.finish_run(run->id);
-  say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id, o.db.string()));
+  say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id,
+                  o.db.string()));
   return harness_errors ? 2 : 0;
 }
 

@@ -17,7 +17,9 @@ using verdict::Status;
 
 namespace {
 
-std::string status_str(Status s) { return verdict::status_name(s); }
+std::string status_str(Status s) {
+  return verdict::status_name(s);
+}
 
 Status status_of_error(const json& err) {
   const std::string kind = err.value("kind", "");
@@ -77,10 +79,13 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
     }
     cases.push_back(c);
   }
-  return {{"mode", "candidate"},   {"device", env.device},
+  return {{"mode", "candidate"},
+          {"device", env.device},
           {"candidate", fs::absolute(source_path).string()},
-          {"entry", task.entry},   {"track", st.track},
-          {"cases", cases},        {"time", st.time && env.device == "cuda"}};
+          {"entry", task.entry},
+          {"track", st.track},
+          {"cases", cases},
+          {"time", st.time && env.device == "cuda"}};
 }
 
 /// Runs the task's judge() in a separate process over the random cases of a job.
@@ -203,15 +208,16 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       auto jv = random_verdicts.find(name);
       if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
         v.status = Status::RandomContract;
-        v.detail = jv == random_verdicts.end() ? "judge gave no verdict"
-                                               : jv->second.value("message", "");
+        v.detail =
+            jv == random_verdicts.end() ? "judge gave no verdict" : jv->second.value("message", "");
       }
     }
     if (v.status == Status::Passed && st.track == "triton" &&
         it->second.value("triton_launches", 0) == 0 && has_elements(ev)) {
       v.status = Status::NoTritonLaunch;
-      v.detail = "the call launched no Triton kernel (track triton needs the candidate's own "
-                 "kernels to do the work)";
+      v.detail =
+          "the call launched no Triton kernel (track triton needs the candidate's own "
+          "kernels to do the work)";
     }
     cr.status = status_str(v.status);
     cr.error_ratio = v.ratio;
@@ -232,7 +238,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (cand_ms.count(name)) {
       cr.cand_samples = cand_ms[name];
       cr.cand_ms = timing::median(cr.cand_samples);
-      if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples)) speedups.push_back(*sp);
+      if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples))
+        speedups.push_back(*sp);
     }
     r.cases.push_back(std::move(cr));
   }
@@ -242,13 +249,15 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (first_fail != Status::Passed) return finish(first_fail, first_detail);
   const json err = first_event(o, "error");
   if (!err.is_null()) {
-    std::string where = err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
-    return finish(status_of_error(err), err.value("type", "") + where + ": " +
-                                            tail(err.value("message", ""), 1500));
+    std::string where =
+        err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
+    return finish(status_of_error(err),
+                  err.value("type", "") + where + ": " + tail(err.value("message", ""), 1500));
   }
   auto [pstatus, pdetail] = process_failure(o);
   if (pstatus != Status::Passed) {
-    return finish(pstatus, pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800)));
+    return finish(pstatus,
+                  pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800)));
   }
   if (static_cast<int>(cand_cases.size()) < r.cases_total) {
     return finish(Status::HarnessError, "worker finished without running every case");

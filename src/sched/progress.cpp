@@ -1,9 +1,9 @@
 #include "sched/progress.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fmt/format.h>
 
 #include "common/util.h"
 

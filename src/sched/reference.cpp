@@ -67,7 +67,8 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
   const bool finished = !first_event(o, "done").is_null();
   for (const auto& job : pending) {
-    ReferenceCases& rc = out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
+    ReferenceCases& rc =
+        out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
     if (rc.error.empty() && !fs::exists(rc.dir / "cases.json")) {
       rc.error = finished ? "reference produced no cases"
                           : fmt::format("reference worker ended early ({}): {}", o.describe(),

@@ -1,9 +1,9 @@
 #include "sched/suite_check.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fmt/format.h>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -27,7 +27,8 @@ bool files_equal(const fs::path& a, const fs::path& b) {
 }
 
 /// Output file with the first input tensor in place of the first output (rest zeros).
-verdict::TensorFile identity_outputs(const verdict::TensorFile& ref, const verdict::TensorFile& in) {
+verdict::TensorFile identity_outputs(const verdict::TensorFile& ref,
+                                     const verdict::TensorFile& in) {
   verdict::TensorFile out;
   for (size_t i = 0; i < ref.tensors.size(); ++i) {
     verdict::Tensor t = verdict::zeros_like(ref.tensors[i]);
@@ -83,10 +84,12 @@ std::vector<std::string> check_task(const suite::Task& t, const ReferenceCases& 
                                   [&](const json& e) { return e.value("case", "") == name; });
     if (in_c && !files_equal(role(a.dir, name, "ref"), role(c.dir, name, "ref"))) varies = true;
     if (random) {
-      judge_jobs->push_back({{"case", t.id() + "|" + name}, {"task_dir", fs::absolute(t.dir).string()},
+      judge_jobs->push_back({{"case", t.id() + "|" + name},
+                             {"task_dir", fs::absolute(t.dir).string()},
                              {"entry", t.entry},
                              {"inputs", fs::absolute(role(a.dir, name, "in")).string()},
-                             {"call", ev.at("call")}, {"structure", ev.value("structure", "single")},
+                             {"call", ev.at("call")},
+                             {"structure", ev.value("structure", "single")},
                              {"out_a", fs::absolute(role(a.dir, name, "ref")).string()},
                              {"out_b", fs::absolute(role(b.dir, name, "ref")).string()}});
       continue;
@@ -95,15 +98,18 @@ std::vector<std::string> check_task(const suite::Task& t, const ReferenceCases& 
     const auto ref = verdict::read_tensor_file(role(a.dir, name, "ref"));
     const auto in = verdict::read_tensor_file(role(a.dir, name, "in"));
     verdict::CaseFiles f{a.dir / name, a.dir / name, ev, ev};
-    if (verdict::judge_synthetic(f, zero_outputs(ref), t.contract).status != verdict::Status::Passed)
+    if (verdict::judge_synthetic(f, zero_outputs(ref), t.contract).status !=
+        verdict::Status::Passed)
       zero_fails = true;
     if (verdict::judge_synthetic(f, identity_outputs(ref, in), t.contract).status !=
         verdict::Status::Passed)
       ident_fails = true;
   }
   if (!varies) problems.push_back("outputs never change with the seed (degenerate task)");
-  if (deterministic_cases && !zero_fails) problems.push_back("an all-zeros candidate passes every case");
-  if (deterministic_cases && !ident_fails) problems.push_back("an identity candidate passes every case");
+  if (deterministic_cases && !zero_fails)
+    problems.push_back("an all-zeros candidate passes every case");
+  if (deterministic_cases && !ident_fails)
+    problems.push_back("an identity candidate passes every case");
   return problems;
 }
 
@@ -175,8 +181,9 @@ int run_suite_check(const CheckOptions& o) {
       const std::string task = id.substr(0, id.find('|'));
       const std::string cname = id.substr(id.find('|') + 1);
       if (!verdicts.count(id) || !verdicts[id].value("ok", false)) {
-        problems[task].push_back("case " + cname + ": judge rejects the reference's own draws: " +
-                                 (verdicts.count(id) ? verdicts[id].value("message", "") : "no verdict"));
+        problems[task].push_back(
+            "case " + cname + ": judge rejects the reference's own draws: " +
+            (verdicts.count(id) ? verdicts[id].value("message", "") : "no verdict"));
       }
       if (verdicts.count(id + "|zeros") && verdicts[id + "|zeros"].value("ok", false)) {
         problems[task].push_back("case " + cname + ": judge accepts all-zeros outputs");

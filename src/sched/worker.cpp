@@ -16,8 +16,7 @@ namespace {
 
 /// sys.executable of a python that imports torch, or "" when it does not.
 std::string probe_python(const std::string& candidate) {
-  std::string cmd = "'" + candidate +
-                    "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null";
+  std::string cmd = "'" + candidate + "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "";
   std::array<char, 4096> buf{};

@@ -20,7 +20,7 @@ Python find_python(const std::string& flag);
 /// Where workers run and what they get: interpreter, device, scratch folder, limits.
 struct WorkerEnv {
   Python python;
-  std::string device = "cpu";  ///< "cpu" or "cuda"
+  std::string device = "cpu";      ///< "cpu" or "cuda"
   std::filesystem::path work_dir;  ///< run-wide scratch (Triton cache lives here)
   double timeout_s = 600;
   bool isolate_network = true;

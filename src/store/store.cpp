@@ -131,7 +131,9 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   }
 }
 
-Store::~Store() { sqlite3_close(db_); }
+Store::~Store() {
+  sqlite3_close(db_);
+}
 
 void Store::exec(const std::string& sql) {
   char* err = nullptr;
@@ -169,7 +171,8 @@ std::vector<Candidate> Store::latest_candidates(const std::string& method) {
 
 std::optional<Run> Store::find_run(const std::string& run_key) {
   Stmt s(db_, (std::string("SELECT ") + kRunColumns +
-               " FROM runs WHERE run_key=? ORDER BY id DESC LIMIT 1").c_str());
+               " FROM runs WHERE run_key=? ORDER BY id DESC LIMIT 1")
+                  .c_str());
   s.bind(1, run_key);
   if (!s.step()) return std::nullopt;
   return read_run(s);
@@ -257,8 +260,9 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
   if (run_id) {
     sql += "r.run_id = ?1";
   } else {
-    sql += "r.run_id = (SELECT MAX(u.id) FROM runs u JOIN results q ON q.run_id = u.id "
-           "WHERE u.method = r.method) AND (?1 = '' OR r.method = ?1)";
+    sql +=
+        "r.run_id = (SELECT MAX(u.id) FROM runs u JOIN results q ON q.run_id = u.id "
+        "WHERE u.method = r.method) AND (?1 = '' OR r.method = ?1)";
   }
   sql += " ORDER BY r.method, r.task";
   Stmt s(db_, sql.c_str());

@@ -1,8 +1,9 @@
 #include "suite/task.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <set>
-#include <toml++/toml.h>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -22,9 +23,9 @@ const char* tolerance_name(Tolerance t) {
 
 const std::vector<std::string>& categories() {
   static const std::vector<std::string> all = {
-      "Activation", "Convolution", "Fusion", "Index", "LinearAlgebra",
-      "Loss", "Math", "MatrixMultiply", "Normalization", "Optimizer",
-      "Pooling", "Quantization", "Random", "Reduce", "SpatialOps"};
+      "Activation", "Convolution",  "Fusion",         "Index",         "LinearAlgebra",
+      "Loss",       "Math",         "MatrixMultiply", "Normalization", "Optimizer",
+      "Pooling",    "Quantization", "Random",         "Reduce",        "SpatialOps"};
   return all;
 }
 
@@ -128,8 +129,8 @@ Contract parse_contract(const toml::table* table, const std::string& file) {
   Contract c;
   if (!table) return c;
   Fields f(*table, file, "contract.");
-  static const std::set<std::string> dtypes = {"float64", "float32", "float16", "bfloat16",
-                                               "int64",   "int32",   "int16",   "int8",
+  static const std::set<std::string> dtypes = {"float64", "float32", "float16",   "bfloat16",
+                                               "int64",   "int32",   "int16",     "int8",
                                                "uint8",   "bool",    "complex64", "complex128"};
   c.dtypes = f.strings("dtypes");
   for (const auto& d : c.dtypes) {
@@ -200,7 +201,8 @@ Task load_task(const fs::path& dir) {
     f.fail("signature", "does not start with the entry name '" + t.entry + "('");
   }
   if (dir.filename() != t.name) {
-    f.fail("name", "'" + t.name + "' differs from the folder name '" + dir.filename().string() + "'");
+    f.fail("name",
+           "'" + t.name + "' differs from the folder name '" + dir.filename().string() + "'");
   }
   if (dir.parent_path().filename() != t.category) {
     f.fail("category", "'" + t.category + "' differs from the parent folder '" +

@@ -38,14 +38,15 @@ CaseVerdict check_kinds(const json& ref_ev, const json& cand_ev, const std::stri
   const std::string ref_structure = ref_ev.value("structure", "");
   const std::string cand_structure = cand_ev.value("structure", "");
   if (ref_structure != cand_structure) {
-    return violation(Status::ShapeMismatch, fmt::format("returned {} where the reference returns {}",
-                                                        cand_structure, ref_structure));
+    return violation(
+        Status::ShapeMismatch,
+        fmt::format("returned {} where the reference returns {}", cand_structure, ref_structure));
   }
   const json& ref_out = ref_ev.at("outputs");
   const json& cand_out = cand_ev.at("outputs");
   if (ref_out.size() != cand_out.size()) {
-    return violation(Status::ShapeMismatch, fmt::format("{} outputs, expected {}", cand_out.size(),
-                                                        ref_out.size()));
+    return violation(Status::ShapeMismatch,
+                     fmt::format("{} outputs, expected {}", cand_out.size(), ref_out.size()));
   }
   for (size_t i = 0; i < ref_out.size(); ++i) {
     const json& r = ref_out[i];
@@ -58,8 +59,8 @@ CaseVerdict check_kinds(const json& ref_ev, const json& cand_ev, const std::stri
                                    c.value("cls", "?")));
     }
     if (ckind == "other") {
-      return violation(Status::OutputViolation, fmt::format("{} is a {}, not a tensor", name,
-                                                            c.value("type", "?")));
+      return violation(Status::OutputViolation,
+                       fmt::format("{} is a {}, not a tensor", name, c.value("type", "?")));
     }
     if (ckind != r.value("kind", "")) {
       return violation(Status::OutputViolation,
@@ -67,9 +68,8 @@ CaseVerdict check_kinds(const json& ref_ev, const json& cand_ev, const std::stri
                                    r.value("kind", "")));
     }
     if (ckind == "tensor" && c.value("device", "") != device) {
-      return violation(Status::OutputViolation,
-                       fmt::format("{} is on device {}, expected {}", name,
-                                   c.value("device", ""), device));
+      return violation(Status::OutputViolation, fmt::format("{} is on device {}, expected {}", name,
+                                                            c.value("device", ""), device));
     }
     const json ralias = r.value("alias", json());
     const json calias = c.value("alias", json());
@@ -93,11 +93,14 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
     }
     if (shapes_only) {
       if (c->shape != r.shape) {
-        worsen(v, {Status::ShapeMismatch, INFINITY, 0,
-                   "shape " + c->shape_string() + " expected " + r.shape_string()}, r.name);
+        worsen(v,
+               {Status::ShapeMismatch, INFINITY, 0,
+                "shape " + c->shape_string() + " expected " + r.shape_string()},
+               r.name);
       } else if (c->dtype != r.dtype) {
-        worsen(v, {Status::DtypeMismatch, INFINITY, 0,
-                   std::string("dtype ") + dtype_name(c->dtype) + " expected " + dtype_name(r.dtype)},
+        worsen(v,
+               {Status::DtypeMismatch, INFINITY, 0,
+                std::string("dtype ") + dtype_name(c->dtype) + " expected " + dtype_name(r.dtype)},
                r.name);
       }
       continue;

@@ -1,7 +1,8 @@
 #include "verdict/compare.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace kbx::verdict {
 namespace {
@@ -45,8 +46,9 @@ LeafVerdict compare_allclose(const std::vector<double>& c, const std::vector<dou
   for (size_t i = 0; i < c.size(); ++i) {
     Cls cc = classify(c[i]), rc = classify(r[i]);
     if (cc != Cls::Finite || rc != Cls::Finite) {
-      if (cc != rc) return fail(Status::NonfiniteMismatch,
-                                fmt::format("flat index {}: got {}, expected {}", i, c[i], r[i]));
+      if (cc != rc)
+        return fail(Status::NonfiniteMismatch,
+                    fmt::format("flat index {}: got {}, expected {}", i, c[i], r[i]));
       continue;
     }
     double err = std::fabs(c[i] - r[i]);
@@ -57,9 +59,10 @@ LeafVerdict compare_allclose(const std::vector<double>& c, const std::vector<dou
   }
   if (bad) {
     v.status = Status::NumericalMismatch;
-    v.detail = fmt::format("{} elements outside atol={} rtol={} (first at flat index {}: got {}, "
-                           "expected {})",
-                           bad, k.atol, k.rtol, first, c[first], r[first]);
+    v.detail = fmt::format(
+        "{} elements outside atol={} rtol={} (first at flat index {}: got {}, "
+        "expected {})",
+        bad, k.atol, k.rtol, first, c[first], r[first]);
   }
   return v;
 }
@@ -72,12 +75,13 @@ LeafVerdict compare_shadow(const std::vector<double>& c, const std::vector<doubl
     Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
     if (cc != Cls::Finite && cc != rc && cc != sc) {
       return fail(Status::NonfiniteMismatch,
-                  fmt::format("flat index {}: got {} where PyTorch gives {} (float64: {})", i,
-                              c[i], r[i], s[i]));
+                  fmt::format("flat index {}: got {} where PyTorch gives {} (float64: {})", i, c[i],
+                              r[i], s[i]));
     }
     if (cc == Cls::Finite && rc != Cls::Finite && sc != Cls::Finite) {
-      return fail(Status::NonfiniteMismatch,
-                  fmt::format("flat index {}: got finite {} where PyTorch gives {}", i, c[i], r[i]));
+      return fail(
+          Status::NonfiniteMismatch,
+          fmt::format("flat index {}: got finite {} where PyTorch gives {}", i, c[i], r[i]));
     }
     if (sc != Cls::Finite) continue;
     scale = std::max(scale, std::fabs(s[i]));
@@ -104,9 +108,10 @@ LeafVerdict compare_shadow(const std::vector<double>& c, const std::vector<doubl
   v.max_abs_err = err_c_inf;
   if (!(v.ratio <= k.ratio)) {
     v.status = Status::NumericalMismatch;
-    v.detail = fmt::format("error ratio {:.3g} > {:.3g} (max |err| {:.3g} vs PyTorch's {:.3g}; "
-                           "rel L2 {:.3g} vs PyTorch's {:.3g})",
-                           v.ratio, k.ratio, err_c_inf, err_r_inf, l2_c, l2_r);
+    v.detail = fmt::format(
+        "error ratio {:.3g} > {:.3g} (max |err| {:.3g} vs PyTorch's {:.3g}; "
+        "rel L2 {:.3g} vs PyTorch's {:.3g})",
+        v.ratio, k.ratio, err_c_inf, err_r_inf, l2_c, l2_r);
   }
   return v;
 }
@@ -116,20 +121,20 @@ LeafVerdict compare_shadow(const std::vector<double>& c, const std::vector<doubl
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
                          const suite::Contract& contract) {
   if (cand.shape != ref.shape) {
-    return fail(Status::ShapeMismatch, fmt::format("shape {} expected {}", cand.shape_string(),
-                                                   ref.shape_string()));
+    return fail(Status::ShapeMismatch,
+                fmt::format("shape {} expected {}", cand.shape_string(), ref.shape_string()));
   }
   if (cand.dtype != ref.dtype) {
-    return fail(Status::DtypeMismatch, fmt::format("dtype {} expected {}", dtype_name(cand.dtype),
-                                                   dtype_name(ref.dtype)));
+    return fail(Status::DtypeMismatch,
+                fmt::format("dtype {} expected {}", dtype_name(cand.dtype), dtype_name(ref.dtype)));
   }
   if (!is_floating(ref.dtype) || contract.tolerance == suite::Tolerance::Exact) {
     return compare_exact(cand, ref);
   }
   const auto c = cand.to_doubles();
   const auto r = ref.to_doubles();
-  const bool use_shadow = contract.tolerance == suite::Tolerance::Shadow && shadow &&
-                          shadow->shape == ref.shape;
+  const bool use_shadow =
+      contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
   if (!use_shadow) return compare_allclose(c, r, contract);
   return compare_shadow(c, r, shadow->to_doubles(), dtype_eps(ref.dtype), contract);
 }

@@ -17,10 +17,10 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::F64, "float64", 8},   {DType::F32, "float32", 4},     {DType::F16, "float16", 2},
-    {DType::BF16, "bfloat16", 2}, {DType::I64, "int64", 8},       {DType::I32, "int32", 4},
-    {DType::I16, "int16", 2},     {DType::I8, "int8", 1},         {DType::U8, "uint8", 1},
-    {DType::Bool, "bool", 1},     {DType::C64, "complex64", 8},   {DType::C128, "complex128", 16},
+    {DType::F64, "float64", 8},   {DType::F32, "float32", 4},   {DType::F16, "float16", 2},
+    {DType::BF16, "bfloat16", 2}, {DType::I64, "int64", 8},     {DType::I32, "int32", 4},
+    {DType::I16, "int16", 2},     {DType::I8, "int8", 1},       {DType::U8, "uint8", 1},
+    {DType::Bool, "bool", 1},     {DType::C64, "complex64", 8}, {DType::C128, "complex128", 16},
 };
 constexpr char kMagic[8] = {'K', 'B', 'X', 'T', 1, 0, 0, 0};
 
@@ -107,7 +107,9 @@ size_t dtype_size(DType d) {
   return 0;
 }
 
-bool is_complex(DType d) { return d == DType::C64 || d == DType::C128; }
+bool is_complex(DType d) {
+  return d == DType::C64 || d == DType::C128;
+}
 
 bool is_floating(DType d) {
   return d == DType::F64 || d == DType::F32 || d == DType::F16 || d == DType::BF16 || is_complex(d);

@@ -17,7 +17,9 @@ sandbox::Spawn shell(const std::string& script, double timeout = 20) {
 }
 
 TEST(Sandbox, EventsArriveOnFd4AndRequestOnFd3) {
-  auto s = shell("read line <&3; echo \"{\\\"ev\\\": \\\"echo\\\", \\\"got\\\": \\\"$line\\\"}\" >&4; echo printed");
+  auto s = shell(
+      "read line <&3; echo \"{\\\"ev\\\": \\\"echo\\\", \\\"got\\\": \\\"$line\\\"}\" >&4; echo "
+      "printed");
   s.request = "hello\n";
   auto o = sandbox::run(s);
   EXPECT_EQ(o.end, sandbox::Outcome::End::Exited);

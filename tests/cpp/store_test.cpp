@@ -1,10 +1,11 @@
+#include "store/store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "common/error.h"
 #include "common/util.h"
 #include "plan/candidates.h"
-#include "store/store.h"
 #include "test_util.h"
 
 namespace kbx {
@@ -84,7 +85,8 @@ TEST(Store, RefusesOtherSchemaVersion) {
   { store::Store db(path); }
   sqlite3* raw;
   sqlite3_open(path.c_str(), &raw);
-  sqlite3_exec(raw, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+  sqlite3_exec(raw, "UPDATE meta SET value='99' WHERE key='schema_version'", nullptr, nullptr,
+               nullptr);
   sqlite3_close(raw);
   EXPECT_THROW(store::Store db(path), Error);
 }

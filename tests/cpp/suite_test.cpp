@@ -74,7 +74,8 @@ TEST_F(Manifest, WrongTypeNamesField) {
 }
 
 TEST_F(Manifest, UnknownKeyIsRejected) {
-  auto err = error_of(replace(kGood, "tolerance = \"exact\"", "tolerance = \"exact\"\nratoi = 3.0"));
+  auto err =
+      error_of(replace(kGood, "tolerance = \"exact\"", "tolerance = \"exact\"\nratoi = 3.0"));
   EXPECT_NE(err.find("contract.ratoi"), std::string::npos) << err;
   EXPECT_NE(err.find("unknown key"), std::string::npos) << err;
 }
@@ -124,9 +125,9 @@ TEST(Utf8, ValidAndInvalid) {
   EXPECT_TRUE(is_valid_utf8("plain ascii"));
   EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
   EXPECT_FALSE(is_valid_utf8("\xFF\xFE"));
-  EXPECT_FALSE(is_valid_utf8("caf\xC3"));            // truncated
-  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));           // overlong
-  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));       // surrogate
+  EXPECT_FALSE(is_valid_utf8("caf\xC3"));       // truncated
+  EXPECT_FALSE(is_valid_utf8("\xC0\xAF"));      // overlong
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\x80"));  // surrogate
 }
 
 }  // namespace

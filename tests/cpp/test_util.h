@@ -27,7 +27,8 @@ inline verdict::Tensor f32(const std::string& name, const std::vector<float>& va
   verdict::Tensor t;
   t.name = name;
   t.dtype = verdict::DType::F32;
-  t.shape = shape.empty() ? std::vector<std::int64_t>{static_cast<std::int64_t>(values.size())} : shape;
+  t.shape =
+      shape.empty() ? std::vector<std::int64_t>{static_cast<std::int64_t>(values.size())} : shape;
   t.bytes.resize(values.size() * 4);
   std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;

@@ -17,7 +17,9 @@ using verdict::Status;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-suite::Contract shadow_contract() { return suite::Contract{}; }
+suite::Contract shadow_contract() {
+  return suite::Contract{};
+}
 
 TEST(Compare, IdenticalToReferencePasses) {
   auto s = f64("out", {1.0, 2.0, 3.0000001});
@@ -172,7 +174,9 @@ class CaseJudge : public ::testing::Test {
   nlohmann::json ref_ev_;
 };
 
-TEST_F(CaseJudge, CorrectPasses) { EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, Status::Passed); }
+TEST_F(CaseJudge, CorrectPasses) {
+  EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, Status::Passed);
+}
 
 TEST_F(CaseJudge, MutatedInputIsCaught) {
   auto v = judge({2, 4, 6}, {0, 0, 0});
@@ -192,21 +196,23 @@ TEST_F(CaseJudge, WrongDeviceAndAliasAndSubclassAreViolations) {
                    {{"structure", "single"},
                     {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cuda"}}}}});
   EXPECT_EQ(dev.status, Status::OutputViolation);
-  auto alias = judge({2, 4, 6}, {1, 2, 3},
-                     {{"structure", "single"},
-                      {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"},
-                                    {"alias", "arg0"}}}}});
+  auto alias = judge(
+      {2, 4, 6}, {1, 2, 3},
+      {{"structure", "single"},
+       {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}, {"alias", "arg0"}}}}});
   EXPECT_EQ(alias.status, Status::OutputViolation);
-  auto sub = judge({2, 4, 6}, {1, 2, 3},
-                   {{"structure", "single"},
-                    {"outputs", {{{"name", "out"}, {"kind", "tensor_subclass"}, {"cls", "Lazy"}}}}});
+  auto sub =
+      judge({2, 4, 6}, {1, 2, 3},
+            {{"structure", "single"},
+             {"outputs", {{{"name", "out"}, {"kind", "tensor_subclass"}, {"cls", "Lazy"}}}}});
   EXPECT_EQ(sub.status, Status::OutputViolation);
 }
 
 TEST_F(CaseJudge, SyntheticZerosFail) {
   verdict::TensorFile zeros{{f32("out", {0, 0, 0})}};
-  EXPECT_EQ(verdict::judge_synthetic({base_, base_, ref_ev_, ref_ev_}, zeros, suite::Contract{}).status,
-            Status::NumericalMismatch);
+  EXPECT_EQ(
+      verdict::judge_synthetic({base_, base_, ref_ev_, ref_ev_}, zeros, suite::Contract{}).status,
+      Status::NumericalMismatch);
 }
 
 }  // namespace

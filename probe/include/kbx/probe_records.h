@@ -70,20 +70,20 @@ struct Header {
 /// markers and GPU activity). Fields that do not apply to a kind are zero.
 struct Record {
   Kind kind = Kind::Kernel;
-  std::uint16_t flags = 0;            ///< Flag bits
-  std::uint32_t device_id = 0;        ///< CUDA device ordinal (activity records)
-  std::uint64_t start_ns = 0;         ///< GPU start (activity) or host timestamp (markers)
-  std::uint64_t end_ns = 0;           ///< GPU end (activity); equals start_ns on markers
-  std::uint64_t external_id = 0;      ///< external correlation id pushed around the launch; 0: none
-  std::uint32_t correlation_id = 0;   ///< CUPTI correlation id of the launching API call
-  std::uint32_t stream_id = 0;        ///< CUPTI stream id
-  std::uint32_t context_id = 0;       ///< CUPTI context id
-  std::uint32_t detail = 0;           ///< Memcpy: CUpti_ActivityMemcpyKind; Memset: value;
-                                      ///< Flush: sequence number; Error: CUptiResult
-  std::array<std::int32_t, 3> grid{};   ///< Kernel grid dimensions
-  std::array<std::int32_t, 3> block{};  ///< Kernel block dimensions
-  std::uint64_t bytes = 0;            ///< Memcpy/Memset: bytes; Flush: records dropped so far
-  std::uint64_t thread_id = 0;        ///< Push/Pop: OS thread id of the caller
+  std::uint16_t flags = 0;           ///< Flag bits
+  std::uint32_t device_id = 0;       ///< CUDA device ordinal (activity records)
+  std::uint64_t start_ns = 0;        ///< GPU start (activity) or host timestamp (markers)
+  std::uint64_t end_ns = 0;          ///< GPU end (activity); equals start_ns on markers
+  std::uint64_t external_id = 0;     ///< external correlation id pushed around the launch; 0: none
+  std::uint32_t correlation_id = 0;  ///< CUPTI correlation id of the launching API call
+  std::uint32_t stream_id = 0;       ///< CUPTI stream id
+  std::uint32_t context_id = 0;      ///< CUPTI context id
+  std::uint32_t detail = 0;          ///< Memcpy: CUpti_ActivityMemcpyKind; Memset: value;
+                                     ///< Flush: sequence number; Error: CUptiResult
+  std::array<std::int32_t, 3> grid{};      ///< Kernel grid dimensions
+  std::array<std::int32_t, 3> block{};     ///< Kernel block dimensions
+  std::uint64_t bytes = 0;                 ///< Memcpy/Memset: bytes; Flush: records dropped so far
+  std::uint64_t thread_id = 0;             ///< Push/Pop: OS thread id of the caller
   std::array<char, kNameCapacity> name{};  ///< Kernel name or Error message, NUL-terminated
 
   /// The name up to its terminating NUL.
@@ -233,6 +233,7 @@ struct Attribution {
 };
 
 /// Sums the durations of the timed activity records by origin.
-Attribution attribute(std::span<const Record> records, std::span<const std::string> triton_functions);
+Attribution attribute(std::span<const Record> records,
+                      std::span<const std::string> triton_functions);
 
 }  // namespace kbx::probe

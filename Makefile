@@ -1,0 +1,48 @@
+# kbx: `make run` builds and evaluates the bundled expert kernels (GPU, or the CPU self-check
+# without one); `make test` runs every test. Both install what they need first.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+PYTHON := $(or $(KBX_PYTHON),$(shell bash scripts/setup.sh | tail -n 1))
+KBX = $(BUILD)/kbx
+
+.PHONY: build run test test-cpp test-asan test-python check-suite check-expert format check-format clean
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKBX_WERROR=ON >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	@KBX_PYTHON=$(PYTHON) bash scripts/run_main.sh $(KBX)
+
+test: check-format build test-cpp test-asan test-python check-suite check-expert
+
+test-cpp: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+test-asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKBX_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS) --target kbx_tests
+	ASAN_OPTIONS=detect_leaks=0 $(ASAN_BUILD)/kbx_tests --gtest_brief=1
+
+test-python: build
+	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q tests/python
+
+check-suite: build
+	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu
+
+check-expert: build
+	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu \
+	  --db $(BUILD)/ci-expert.db --fresh
+	$(KBX) results --db $(BUILD)/ci-expert.db
+	@! $(KBX) results --db $(BUILD)/ci-expert.db --format csv | tail -n +2 | grep -v ',passed,' \
+	  || (echo "an expert kernel failed on the CPU" && false)
+
+format:
+	clang-format -i $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/cpp/*.cpp' 'tests/cpp/*.h' 'probe/*.cpp' 'probe/*.h')
+
+check-format:
+	clang-format --dry-run --Werror $$(git ls-files 'src/*.cpp' 'src/*.h' 'tests/cpp/*.cpp' 'tests/cpp/*.h' 'probe/*.cpp' 'probe/*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

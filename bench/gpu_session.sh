@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
+# built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
+# under $OUT (or ./gpu-out).
+#   bench/gpu_session.sh [TASKS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+KBX=$PWD/.carry/bin/kbx
+TASKS=${1:-Activation/gelu,Math/add,Math/softmax,Reduce/sum,Reduce/argmax,MatrixMultiply/matmul,Normalization/batch_norm,Loss/mse_loss,Index/index_select,Fusion/fused_add_gelu,Optimizer/AdamW,Quantization/matmul_w8a8}
+export KBX_WORK=/dev/shm/kbx-work
+export PYTHONUNBUFFERED=1
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+log doctor
+"$KBX" doctor 2>&1 | tee "$OUT/doctor.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/doctor.txt"
+
+log "suite check (cuda) on $TASKS"
+"$KBX" suite check --device cuda --task "$TASKS" > "$OUT/suite-check.txt" 2>&1
+tail -n 3 "$OUT/suite-check.txt"; grep -A3 FAIL "$OUT/suite-check.txt" | head -40
+
+for rep in 1 2; do
+  log "expert eval, run $rep"
+  "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
+    --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-$rep.log" 2>&1
+  tail -n 2 "$OUT/eval-expert-$rep.log"
+done
+"$KBX" results --db "$OUT/expert.db" --method expert
+for run in 1 2; do
+  "$KBX" results --db "$OUT/expert.db" --run $run --format csv > "$OUT/expert-run$run.csv"
+done
+
+log "zero candidates"
+python3 bench/make_zero_candidates.py /tmp/zeros --tasks "$TASKS" >/dev/null
+"$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
+  --db "$OUT/zeros.db" > "$OUT/eval-zeros.log" 2>&1
+"$KBX" results --db "$OUT/zeros.db" --format csv | cut -d, -f3,5 | tee "$OUT/zeros.csv"
+
+if [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
+  log "probe check"
+  timeout 300 python3 probe/tools/gpu_check.py --lib .carry/lib/libkbx_probe.so \
+    --save "$OUT/probe-trace.bin" --overhead > "$OUT/probe-check.txt" 2>&1
+  tail -n 25 "$OUT/probe-check.txt"
+fi
+log done

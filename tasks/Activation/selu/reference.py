@@ -1,0 +1,44 @@
+import torch
+import torch.nn.functional as F
+
+from kbx_worker.casegen import Case
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+
+
+def selu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    # Standard SELU: scale * (max(0, x) + min(0, alpha * (exp(x) - 1))).
+    return F.selu(input, inplace=inplace)
+
+
+def _one(make_input, **kwargs):
+    return lambda c: ((make_input(c),), kwargs)
+
+
+def cases():
+    return [
+        Case("special_f32", "edge", _one(lambda c: c.special(F32))),
+        Case("special_f16", "edge", _one(lambda c: c.special(F16))),
+        Case("special_bf16", "edge", _one(lambda c: c.special(BF16))),
+        Case("empty_f32", "edge", _one(lambda c: c.randn(0, 7))),
+        Case("scalar_f32", "edge", _one(lambda c: c.randn(()))),
+        Case("tiny_f32", "edge", _one(lambda c: c.randn(513, std=1e-6))),
+        Case("normal_f32", "small", _one(lambda c: c.randn(1000, 37)), dist="normal"),
+        Case("normal_f32_inplace", "small", _one(lambda c: c.randn(3, 5, 1021), inplace=True),
+             dist="normal"),
+        Case("uniform_f16", "small", _one(lambda c: c.uniform(4097, low=-8, high=8, dtype=F16)),
+             dist="uniform"),
+        Case("uniform_bf16_inplace", "small",
+             _one(lambda c: c.uniform(61, 131, low=-4, high=4, dtype=BF16), inplace=True), dist="uniform"),
+        Case("outliers_bf16", "small", _one(lambda c: c.outliers(333, 65, dtype=BF16)), dist="outliers"),
+        Case("outliers_f32", "small", _one(lambda c: c.outliers(7919)), dist="outliers"),
+        Case("perf_f32_16M", "full", _one(lambda c: c.randn(4096, 4096)), dist="normal"),
+        Case("perf_f32_64M", "full", _one(lambda c: c.randn(8192, 8192)), dist="normal"),
+        Case("perf_bf16_64M", "full", _one(lambda c: c.randn(8192, 8192, dtype=BF16)), dist="normal"),
+        Case("perf_f16_odd", "full", _one(lambda c: c.randn(12289, 3001, dtype=F16)), dist="normal"),
+    ]
+
+
+def cost(input, inplace=False):
+    n = input.numel()
+    return {"flops": 8 * n, "bytes": 2 * n * input.element_size()}
