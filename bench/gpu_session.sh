@@ -17,31 +17,33 @@ log doctor
 "$KBX" doctor 2>&1 | tee "$OUT/doctor.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/doctor.txt"
 
-log "suite check (cuda) on $TASKS"
-"$KBX" suite check --device cuda --task "$TASKS" > "$OUT/suite-check.txt" 2>&1
-tail -n 3 "$OUT/suite-check.txt"; grep -A3 FAIL "$OUT/suite-check.txt" | head -40
+step() { local t=$1; shift; timeout --signal=KILL "$t" "$@"; echo "   (exit $?)"; }
 
-for rep in 1 2; do
-  log "expert eval, run $rep"
-  "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
-    --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-$rep.log" 2>&1
-  tail -n 2 "$OUT/eval-expert-$rep.log"
-done
-"$KBX" results --db "$OUT/expert.db" --method expert
-for run in 1 2; do
-  "$KBX" results --db "$OUT/expert.db" --run $run --format csv > "$OUT/expert-run$run.csv"
-done
+log "expert eval, run 1"
+step 170 "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
+  --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-1.log" 2>&1
+tail -n 2 "$OUT/eval-expert-1.log"
+"$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run1.txt"
 
 log "zero candidates"
 python3 bench/make_zero_candidates.py /tmp/zeros --tasks "$TASKS" >/dev/null
-"$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
+step 90 "$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
   --db "$OUT/zeros.db" > "$OUT/eval-zeros.log" 2>&1
 "$KBX" results --db "$OUT/zeros.db" --format csv | cut -d, -f3,5 | tee "$OUT/zeros.csv"
 
+log "expert eval, run 2"
+step 140 "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
+  --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
+"$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run2.txt"
+
+log "suite check (cuda) on $TASKS"
+step ${CHECK_TIMEOUT:-110} "$KBX" suite check --device cuda --task "$TASKS" > "$OUT/suite-check.txt" 2>&1
+tail -n 3 "$OUT/suite-check.txt"; grep -A3 FAIL "$OUT/suite-check.txt" | head -30
+
 if [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
   log "probe check"
-  timeout 300 python3 probe/tools/gpu_check.py --lib .carry/lib/libkbx_probe.so \
-    --save "$OUT/probe-trace.bin" --overhead > "$OUT/probe-check.txt" 2>&1
+  step 45 python3 probe/tools/gpu_check.py --lib .carry/lib/libkbx_probe.so \
+    --save "$OUT/probe-trace.bin" > "$OUT/probe-check.txt" 2>&1
   tail -n 25 "$OUT/probe-check.txt"
 fi
 log done

@@ -83,7 +83,8 @@ def flatten_result(result):
 
     if isinstance(result, (tuple, list)):
         walk(result, "out")
-        structure = f"{type(result).__name__}[{len(result)}]"
+        # Named tuples (torch.min's) and lists count as tuples: only the leaves matter.
+        structure = f"tuple[{len(result)}]"
     else:
         leaves.append(("out", result))
         structure = "single"

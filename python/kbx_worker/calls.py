@@ -47,8 +47,8 @@ def _alias_of(t, inputs):
     return None
 
 
-def save_result(result, path, inputs, expected_device):
-    """Write the result's leaves to path; return (structure, per-leaf metadata)."""
+def save_result(result, path, inputs, expected_device, write=True):
+    """Write the result's leaves to path (unless write is False); return (structure, metadata)."""
     structure, leaves = flatten_result(result)
     tensors = {}
     meta = []
@@ -69,7 +69,8 @@ def save_result(result, path, inputs, expected_device):
                 info.update(kind="scalar", dtype=dtype_name(t.dtype), shape=[])
                 tensors[name] = t
         meta.append(info)
-    write_kbt(path, tensors)
+    if write:
+        write_kbt(path, tensors)
     return structure, meta
 
 

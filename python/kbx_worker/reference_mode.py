@@ -17,8 +17,8 @@ import torch
 from .argcodec import encode_call
 from .calls import save_result, sync, upcast
 from .casegen import Ctx, case_seed
+from . import tensorio
 from .taskload import Reference
-from .tensorio import write_kbt
 from .timer import CudaTimer
 
 
@@ -32,37 +32,45 @@ def _same_bits(a, b):
 
 
 def _run_case(ref, job, case, device, channel, timer):
+    t0 = time.perf_counter()
     seed = case_seed(job["seed"], job["task"], case.name)
     args, kwargs = case.make(Ctx(seed, device))
     args = list(args)
     call, tensors = encode_call(args, kwargs)
     base = os.path.join(job["out_dir"], case.name)
+    save = case.tier in job.get("save_tiers", job["tiers"])
+
+    def write_kbt(path, named):  # a case of an unsaved tier runs, but nothing reads its files
+        if save:
+            tensorio.write_kbt(path, named)
+
     write_kbt(base + ".in.kbt", tensors)
     shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
     before = {k: v.detach().clone() for k, v in tensors.items()}
     result = ref.entry(*args, **kwargs)
     sync(device)
-    structure, meta = save_result(result, base + ".ref.kbt", tensors, device)
+    structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save)
     changed = [k for k, v in tensors.items() if not _same_bits(before[k], v)]
     del before
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
-          "random": bool(getattr(case, "random", False))}
+          "random": bool(getattr(case, "random", False)), "saved": save}
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        save_result(sresult, base + ".shadow.kbt", stensors, device)
+        save_result(sresult, base + ".shadow.kbt", stensors, device, save)
         write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
         ev["shadow"] = True
     if case.tier == "full" and ref.cost is not None:
         ev["cost"] = ref.cost(*args, **kwargs)
     if timer is not None and case.tier == "full":
         ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+    ev["seconds"] = time.perf_counter() - t0
     channel.send("case", **ev)
 
 

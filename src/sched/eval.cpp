@@ -149,67 +149,85 @@ int run_eval(const EvalOptions& o) {
   say(fmt::format("run {}: {} jobs to do ({} done before), device {}, track {}, seed {}", run->id,
                   pending.size(), cands.size() - pending.size(), o.device, o.track, run->seed));
 
-  std::vector<ReferenceJob> ref_jobs;
   std::map<std::string, const suite::Task*> task_of;
+  std::vector<std::string> task_order;
   for (const auto& c : pending) {
-    const suite::Task* t = suite.find(c.task);
     if (task_of.count(c.task)) continue;
-    task_of[c.task] = t;
-    ref_jobs.push_back({t, run->seed, "ref", tiers, env.work_dir / "ref" / t->category / t->name});
+    task_of[c.task] = suite.find(c.task);
+    task_order.push_back(c.task);
   }
-  say(fmt::format("computing reference outputs for {} tasks", ref_jobs.size()));
-  json hello;
-  auto refs = run_references(env, ref_jobs, o.time, &hello);
-  if (!hello.is_null()) {
-    db.set_run_environment(run->id, environment_of(hello, env).dump());
-    if (o.device == "cuda" && !hello.value("cuda_available", false)) {
-      throw Error(
-          "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
-          "check under the Triton interpreter)");
-    }
-  }
-
   JobSettings st;
   st.track = o.track;
   st.time = o.time;
   st.keep_files = o.keep_files;
   st.seed = run->seed;
   Progress progress("eval", static_cast<int>(pending.size()));
-  std::atomic<size_t> next{0};
   std::mutex db_mu;
   std::atomic<int> harness_errors{0};
-  auto lane = [&] {
-    for (size_t i; (i = next++) < pending.size();) {
-      const auto& c = pending[i];
-      const suite::Task& t = *task_of.at(c.task);
-      const ReferenceCases& rc = refs.at(t.id() + "|ref");
-      fs::path job_dir =
-          env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
-      store::Result r;
-      try {
-        r = evaluate(env, st, t, c, rc, job_dir);
-      } catch (const std::exception& e) {
-        r.candidate_id = c.id;
-        r.method = c.method;
-        r.task = t.id();
-        r.category = t.category;
-        r.status = "harness_error";
-        r.detail = e.what();
-        ++harness_errors;
-      }
-      r.run_id = run->id;
-      {
-        std::lock_guard<std::mutex> lock(db_mu);
-        db.add_result(r);
-      }
-      if (r.status != "passed")
-        progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
-      progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
+  bool environment_saved = false;
+  // Tasks go in chunks: references for a few tasks, their candidates, then their files are
+  // deleted, so that full-size tensors of only a few tasks sit on disk at a time.
+  const size_t chunk = o.device == "cuda" ? 4 : 16;
+  for (size_t first = 0; first < task_order.size(); first += chunk) {
+    std::vector<ReferenceJob> ref_jobs;
+    for (size_t k = first; k < std::min(task_order.size(), first + chunk); ++k) {
+      const suite::Task* t = task_of.at(task_order[k]);
+      ref_jobs.push_back(
+          {t, run->seed, "ref", tiers, env.work_dir / "ref" / t->category / t->name, {}});
     }
-  };
-  std::vector<std::thread> lanes;
-  for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
-  for (auto& th : lanes) th.join();
+    json hello;
+    auto refs = run_references(env, ref_jobs, o.time, &hello);
+    if (!hello.is_null() && !environment_saved) {
+      db.set_run_environment(run->id, environment_of(hello, env).dump());
+      environment_saved = true;
+      if (o.device == "cuda" && !hello.value("cuda_available", false)) {
+        throw Error(
+            "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
+            "check under the Triton interpreter)");
+      }
+    }
+    std::vector<const store::Candidate*> todo;
+    for (const auto& c : pending) {
+      if (refs.count(c.task + "|ref")) todo.push_back(&c);
+    }
+    std::atomic<size_t> next{0};
+    auto lane = [&] {
+      for (size_t i; (i = next++) < todo.size();) {
+        const auto& c = *todo[i];
+        const suite::Task& t = *task_of.at(c.task);
+        const ReferenceCases& rc = refs.at(t.id() + "|ref");
+        fs::path job_dir =
+            env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
+        store::Result r;
+        try {
+          r = evaluate(env, st, t, c, rc, job_dir);
+        } catch (const std::exception& e) {
+          r.candidate_id = c.id;
+          r.method = c.method;
+          r.task = t.id();
+          r.category = t.category;
+          r.status = "harness_error";
+          r.detail = e.what();
+          ++harness_errors;
+        }
+        r.run_id = run->id;
+        {
+          std::lock_guard<std::mutex> lock(db_mu);
+          db.add_result(r);
+        }
+        if (r.status != "passed") {
+          progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
+        }
+        progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
+      }
+    };
+    std::vector<std::thread> lanes;
+    for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
+    for (auto& th : lanes) th.join();
+    if (!o.keep_files) {
+      for (const auto& j : ref_jobs) fs::remove_all(j.out_dir);
+    }
+  }
   db.finish_run(run->id);
   say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id,
                   o.db.string()));

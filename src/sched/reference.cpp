@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "common/util.h"
 
 namespace kbx::sched {
@@ -33,14 +35,17 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
     }
     fs::remove_all(job.out_dir);
     fs::create_directories(job.out_dir);
-    pending.push_back({{"task", job.task->id()},
-                       {"task_dir", fs::absolute(job.task->dir).string()},
-                       {"entry", job.task->entry},
-                       {"seed", job.seed},
-                       {"label", job.label},
-                       {"tiers", job.tiers},
-                       {"out_dir", fs::absolute(job.out_dir).string()},
-                       {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow}});
+    pending.push_back(
+        {{"task", job.task->id()},
+         {"task_dir", fs::absolute(job.task->dir).string()},
+         {"entry", job.task->entry},
+         {"seed", job.seed},
+         {"label", job.label},
+         {"tiers", job.tiers},
+         {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
+         {"out_dir", fs::absolute(job.out_dir).string()},
+         {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
+                        job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }
   if (pending.empty()) return out;
   json request = {{"mode", "reference"},
@@ -57,8 +62,13 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
       out[key].cases.push_back(ev);
     } else if (kind == "task_done") {
       write_file(out[key].dir / "cases.json", json(out[key].cases).dump());
+      std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",
+                   ev.value("task", "").c_str(), ev.value("label", "").c_str(),
+                   out[key].cases.size(), ev.value("seconds", 0.0));
     } else if (kind == "task_error") {
       out[key].error = ev.value("type", "") + ": " + ev.value("message", "");
+      std::fprintf(stderr, "kbx: reference %s [%s] failed: %s\n", ev.value("task", "").c_str(),
+                   ev.value("label", "").c_str(), out[key].error.substr(0, 300).c_str());
     } else if (kind == "hello" && hello) {
       *hello = ev;
     }

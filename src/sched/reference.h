@@ -24,6 +24,7 @@ struct ReferenceJob {
   std::string label;
   std::vector<std::string> tiers;
   std::filesystem::path out_dir;
+  std::vector<std::string> save_tiers;  ///< tiers whose files are written; empty: all of tiers
 };
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

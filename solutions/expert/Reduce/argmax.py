@@ -3,7 +3,7 @@ import triton
 import triton.language as tl
 
 _TARGET_PROGRAMS = 1024
-_NONE = 2**62  # "no index yet"
+_NONE = tl.constexpr(2**62)  # "no index yet"
 
 
 @triton.jit

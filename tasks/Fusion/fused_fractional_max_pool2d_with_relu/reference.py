@@ -122,11 +122,10 @@ def _starts(in_size, out_size, k, dtype):
         a = r(r(torch.tensor(float(in_size - k))) / r(torch.tensor(float(out_size - 1))))
         seqs.append(torch.trunc(r(r(i[:, None] + u) * a)) - torch.trunc(r(u * a)))
     seqs = torch.cat(seqs, dim=1).long()
-    per = []
-    for row in seqs:
-        vals = row.unique()
-        per.append(vals[(vals >= 0) & (vals <= in_size - k)].tolist())
-    per.append([in_size - k])
+    inside = (seqs >= 0) & (seqs <= in_size - k)
+    present = torch.zeros(out_size - 1, in_size - k + 2, dtype=torch.bool)
+    present.scatter_(1, torch.where(inside, seqs, in_size - k + 1), True)
+    per = [row[:-1].nonzero().flatten().tolist() for row in present] + [[in_size - k]]
     width = max(len(p) for p in per)
     starts = torch.zeros(out_size, width, dtype=torch.long)
     valid = torch.zeros(out_size, width, dtype=torch.bool)

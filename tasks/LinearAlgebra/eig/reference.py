@@ -93,11 +93,13 @@ def cases():
               dist="normal"),
         _case("normal_b50_n2", "small", lambda c: _nonsymmetric(c, "normal", (50,), 2),
               dist="normal"),
-        _case("perf_b1024_n32", "full", lambda c: _nonsymmetric(c, "normal", (1024,), 32),
+        # torch.linalg.eig runs its QR iterations on the host even for CUDA tensors, so the
+        # performance shapes stay moderate
+        _case("perf_b512_n32", "full", lambda c: _nonsymmetric(c, "normal", (512,), 32),
               dist="normal"),
-        _case("perf_b256_n64", "full", lambda c: _nonsymmetric(c, "uniform", (256,), 64),
+        _case("perf_b128_n64", "full", lambda c: _nonsymmetric(c, "uniform", (128,), 64),
               dist="uniform"),
-        _case("perf_b16_n256", "full", lambda c: _nonsymmetric(c, "normal", (16,), 256),
+        _case("perf_b4_n256", "full", lambda c: _nonsymmetric(c, "normal", (4,), 256),
               dist="normal"),
         _case("perf_n512", "full", lambda c: _nonsymmetric(c, "normal", (), 512), dist="normal"),
     ]

@@ -58,7 +58,7 @@ def cases():
              dist="outliers"),
         Case("out_b2_m33_n20_k4", "small", _make("normal", (2,), 33, 20, 4, out=True),
              dist="normal"),
-        Case("perf_b1024_n64_k8", "full", _make("normal", (1024,), 64, 64, 8), dist="normal"),
+        Case("perf_b1024_n32_k8", "full", _make("normal", (1024,), 32, 32, 8), dist="normal"),
         Case("perf_b64_m256_n128_k16_reduced", "full",
              _make("uniform", (64,), 256, 128, 16, full_matrices=False), dist="uniform"),
         Case("perf_n1024_k64", "full", _make("normal", (), 1024, 1024, 64), dist="normal"),

@@ -91,13 +91,16 @@ def cost(input, other, total_count, probs=None, logits=None):
     return {"flops": 50 * n, "bytes": read + n * p.element_size()}
 
 
-def _check_draw(x, n, p, shape, dtype):
-    """Problems of one draw that no valid sample can have; None when it is admissible."""
-    if not isinstance(x, torch.Tensor):
-        return f"result is {type(x).__name__}, not a tensor"
-    if tuple(x.shape) != tuple(shape) or x.dtype != dtype:
-        return f"result has shape {tuple(x.shape)} and dtype {x.dtype}, expected {tuple(shape)} and {dtype}"
-    v = x.detach().double().cpu()
+_CHUNK = 1 << 22
+_BIN_EDGES = (0.25, 0.5, 0.75)
+
+
+def _z(observed, mean, var):
+    return (observed - mean) / math.sqrt(var) if var > 0 else (0.0 if observed == mean else math.inf)
+
+
+def _chunk_problem(v, n, p):
+    """Why a chunk of one draw cannot be a binomial sample, or None."""
     if not torch.isfinite(v).all():
         return "result has non-finite values"
     if not torch.equal(v, torch.round(v)):
@@ -109,45 +112,62 @@ def _check_draw(x, n, p, shape, dtype):
     return None
 
 
-def _z(observed, mean, var):
-    return (observed - mean) / math.sqrt(var) if var > 0 else (0.0 if observed == mean else math.inf)
-
-
 def judge(args, kwargs, out_a, out_b):
     total_count = args[2]
     probs, logits = kwargs.get("probs"), kwargs.get("logits")
-    p = probs.double().cpu() if probs is not None else torch.sigmoid(logits.double().cpu())
-    dtype = (probs if probs is not None else logits).dtype
-    shape = torch.broadcast_shapes(total_count.shape, p.shape)
-    n = total_count.double().cpu().expand(shape).reshape(-1)
-    p = p.expand(shape).reshape(-1)
-    stats = {}
-    draws = []
+    source = probs if probs is not None else logits
+    shape = torch.broadcast_shapes(total_count.shape, source.shape)
     for label, x in (("a", out_a), ("b", out_b)):
-        problem = _check_draw(x, n.reshape(shape), p.reshape(shape), shape, dtype)
-        if problem:
-            return {"ok": False, "message": f"draw {label}: {problem}", "stats": stats}
-        draws.append(x.detach().double().cpu().reshape(-1))
-    mean, var = n * p, n * p * (1 - p)
-    # Fourth central moment minus variance squared: the variance of (X - np)^2 for a binomial.
-    var_sq = var * (1 - 6 * p * (1 - p)) + 2 * var * var
-    order = torch.argsort(p)
-    bins = torch.tensor_split(order, 4)
+        if not isinstance(x, torch.Tensor):
+            return {"ok": False, "message": f"draw {label} is {type(x).__name__}, not a tensor", "stats": {}}
+        if tuple(x.shape) != tuple(shape) or x.dtype != source.dtype:
+            return {"ok": False, "message": f"draw {label} has shape {tuple(x.shape)} and dtype {x.dtype}, "
+                                            f"expected {tuple(shape)} and {source.dtype}", "stats": {}}
+    n_all = total_count.cpu().expand(shape).reshape(-1)
+    src_all = source.cpu().expand(shape).reshape(-1)
+    draws = [out_a.detach().cpu().reshape(-1), out_b.detach().cpu().reshape(-1)]
+    nbins = len(_BIN_EDGES) + 1
+    # Per draw and bin of p: sums of the counts, of their deviations squared; per bin: sums of
+    # the binomial means, variances and variances of the squared deviations.
+    obs = torch.zeros(2, nbins, dtype=torch.float64)
+    dev2 = torch.zeros(2, nbins, dtype=torch.float64)
+    mom = torch.zeros(3, nbins, dtype=torch.float64)
+    differ = 0
+    random_elems = 0
+    edges = torch.tensor(_BIN_EDGES, dtype=torch.float64)
+    for start in range(0, n_all.numel(), _CHUNK):
+        sl = slice(start, start + _CHUNK)
+        n = n_all[sl].double()
+        p = src_all[sl].double() if probs is not None else torch.sigmoid(src_all[sl].double())
+        mean, var = n * p, n * p * (1 - p)
+        # Variance of (X - np)^2 for a binomial: fourth central moment minus the variance squared.
+        var_sq = var * (1 - 6 * p * (1 - p)) + 2 * var * var
+        b = torch.bucketize(p, edges)
+        for k, t in enumerate((mean, var, var_sq)):
+            mom[k].index_add_(0, b, t)
+        vs = [d[sl].double() for d in draws]
+        for i, v in enumerate(vs):
+            problem = _chunk_problem(v, n, p)
+            if problem:
+                return {"ok": False, "message": f"draw {'ab'[i]}: {problem}", "stats": {}}
+            obs[i].index_add_(0, b, v)
+            dev2[i].index_add_(0, b, (v - mean) ** 2)
+        differ += int((vs[0] != vs[1]).sum())
+        random_elems += int(((p > 0) & (p < 1) & (n > 0)).sum())
+    stats = {}
     worst = 0.0
-    for label, v in zip("ab", draws):
-        z_total = _z(v.sum().item(), mean.sum().item(), var.sum().item())
-        z_bins = [_z(v[b].sum().item(), mean[b].sum().item(), var[b].sum().item()) for b in bins if b.numel()]
-        z_var = _z(((v - mean) ** 2).sum().item(), var.sum().item(), var_sq.sum().item())
+    for i, label in enumerate("ab"):
+        z_total = _z(obs[i].sum().item(), mom[0].sum().item(), mom[1].sum().item())
+        z_bins = [abs(_z(obs[i, k].item(), mom[0, k].item(), mom[1, k].item())) for k in range(nbins)]
+        z_var = _z(dev2[i].sum().item(), mom[1].sum().item(), mom[2].sum().item())
         stats[f"z_total_{label}"] = z_total
-        stats[f"z_bins_max_{label}"] = max((abs(z) for z in z_bins), default=0.0)
+        stats[f"z_bins_max_{label}"] = max(z_bins)
         stats[f"z_var_{label}"] = z_var
-        worst = max(worst, abs(z_total), stats[f"z_bins_max_{label}"], abs(z_var))
-    random_elems = int(((p > 0) & (p < 1) & (n > 0)).sum())
-    differ = float((draws[0] != draws[1]).double().mean()) if draws[0].numel() else 0.0
-    stats["frac_differ"] = differ
+        worst = max(worst, abs(z_total), max(z_bins), abs(z_var))
+    stats["frac_differ"] = differ / max(n_all.numel(), 1)
     if worst > 6.0:
         return {"ok": False, "message": f"counts are not binomial: a statistic is {worst:.1f} sigma off",
                 "stats": stats}
-    if random_elems >= 50 and differ == 0.0:
+    if random_elems >= 50 and differ == 0:
         return {"ok": False, "message": "the two draws under different seeds are identical", "stats": stats}
     return {"ok": True, "message": "", "stats": stats}

