@@ -5,8 +5,9 @@
 #   bench/gpu_session.sh [TASKS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
+FINAL=${OUT:-$PWD/gpu-out}
+OUT=/tmp/kbx-session   # logs gather here; one archive goes to $FINAL at the end (few files return)
+rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
 TASKS=${1:-Activation/gelu,Math/add,Math/softmax,Reduce/sum,Reduce/argmax,MatrixMultiply/matmul,Normalization/batch_norm,Loss/mse_loss,Index/index_select,Fusion/fused_add_gelu,Optimizer/AdamW,Quantization/matmul_w8a8}
 export KBX_WORK=/dev/shm/kbx-work
@@ -20,30 +21,34 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 step() { local t=$1; shift; timeout --signal=KILL "$t" "$@"; echo "   (exit $?)"; }
 
 log "expert eval, run 1"
-step 170 "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
+step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-1.log" 2>&1
 tail -n 2 "$OUT/eval-expert-1.log"
 "$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run1.txt"
 
 log "zero candidates"
 python3 bench/make_zero_candidates.py /tmp/zeros --tasks "$TASKS" >/dev/null
-step 90 "$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
+step ${ZERO_TIMEOUT:-120} "$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
   --db "$OUT/zeros.db" > "$OUT/eval-zeros.log" 2>&1
 "$KBX" results --db "$OUT/zeros.db" --format csv | cut -d, -f3,5 | tee "$OUT/zeros.csv"
 
 log "expert eval, run 2"
-step 140 "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
+step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
 "$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run2.txt"
 
+if [ "${SKIP_CHECK:-0}" != 1 ]; then
 log "suite check (cuda) on $TASKS"
 step ${CHECK_TIMEOUT:-110} "$KBX" suite check --device cuda --task "$TASKS" > "$OUT/suite-check.txt" 2>&1
 tail -n 3 "$OUT/suite-check.txt"; grep -A3 FAIL "$OUT/suite-check.txt" | head -30
+fi
 
-if [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
+if [ "${SKIP_PROBE:-0}" != 1 ] && [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
   log "probe check"
   step 45 python3 probe/tools/gpu_check.py --lib .carry/lib/libkbx_probe.so \
     --save "$OUT/probe-trace.bin" > "$OUT/probe-check.txt" 2>&1
   tail -n 25 "$OUT/probe-check.txt"
 fi
+"$KBX" results --db "$OUT/expert.db" --format json > "$OUT/expert-latest.json" 2>/dev/null
+tar czf "$FINAL/session.tgz" -C "$OUT" .
 log done

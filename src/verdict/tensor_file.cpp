@@ -53,32 +53,34 @@ T load(const unsigned char* p) {
   return v;
 }
 
+/// Reads a .kbt file piecewise, straight into the tensors' buffers (files reach gigabytes).
 class Reader {
  public:
-  Reader(std::string data, std::string path) : data_(std::move(data)), path_(std::move(path)) {}
-  void need(size_t n) const {
-    if (pos_ + n > data_.size()) throw Error(path_ + ": truncated tensor file");
+  explicit Reader(const std::filesystem::path& path) : in_(path, std::ios::binary), path_(path) {
+    if (!in_) throw Error(path_.string() + ": cannot open tensor file");
+  }
+  void read(void* dst, size_t n) {
+    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
+    if (static_cast<size_t>(in_.gcount()) != n) {
+      throw Error(path_.string() + ": truncated tensor file");
+    }
   }
   template <typename T>
   T get() {
-    need(sizeof(T));
     T v;
-    std::memcpy(&v, data_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
+    read(&v, sizeof(T));
     return v;
   }
   std::string bytes(size_t n) {
-    need(n);
-    std::string s = data_.substr(pos_, n);
-    pos_ += n;
+    std::string s(n, '\0');
+    read(s.data(), n);
     return s;
   }
-  const std::string& path() const { return path_; }
+  const std::filesystem::path& path() const { return path_; }
 
  private:
-  std::string data_;
-  std::string path_;
-  size_t pos_ = 0;
+  std::ifstream in_;
+  std::filesystem::path path_;
 };
 
 }  // namespace
@@ -133,27 +135,31 @@ std::int64_t Tensor::numel() const {
   return n;
 }
 
+namespace {
+template <typename T, typename F>
+void convert(const unsigned char* p, std::vector<double>& out, F f) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = f(load<T>(p + sizeof(T) * i));
+}
+}  // namespace
+
 std::vector<double> Tensor::to_doubles() const {
   const std::int64_t n = numel() * (is_complex(dtype) ? 2 : 1);
   std::vector<double> out(static_cast<size_t>(n));
   const unsigned char* p = bytes.data();
-  for (std::int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (dtype) {
-      case DType::F64:
-      case DType::C128: v = load<double>(p + 8 * i); break;
-      case DType::F32:
-      case DType::C64: v = load<float>(p + 4 * i); break;
-      case DType::F16: v = half_to_double(load<std::uint16_t>(p + 2 * i)); break;
-      case DType::BF16: v = bf16_to_double(load<std::uint16_t>(p + 2 * i)); break;
-      case DType::I64: v = static_cast<double>(load<std::int64_t>(p + 8 * i)); break;
-      case DType::I32: v = load<std::int32_t>(p + 4 * i); break;
-      case DType::I16: v = load<std::int16_t>(p + 2 * i); break;
-      case DType::I8: v = load<std::int8_t>(p + i); break;
-      case DType::U8:
-      case DType::Bool: v = p[i]; break;
-    }
-    out[static_cast<size_t>(i)] = v;
+  auto same = [](auto v) { return static_cast<double>(v); };
+  switch (dtype) {
+    case DType::F64:
+    case DType::C128: convert<double>(p, out, same); break;
+    case DType::F32:
+    case DType::C64: convert<float>(p, out, same); break;
+    case DType::F16: convert<std::uint16_t>(p, out, half_to_double); break;
+    case DType::BF16: convert<std::uint16_t>(p, out, bf16_to_double); break;
+    case DType::I64: convert<std::int64_t>(p, out, same); break;
+    case DType::I32: convert<std::int32_t>(p, out, same); break;
+    case DType::I16: convert<std::int16_t>(p, out, same); break;
+    case DType::I8: convert<std::int8_t>(p, out, same); break;
+    case DType::U8:
+    case DType::Bool: convert<std::uint8_t>(p, out, same); break;
   }
   return out;
 }
@@ -176,10 +182,7 @@ const Tensor* TensorFile::find(const std::string& name) const {
 }
 
 TensorFile read_tensor_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open tensor file");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Reader r(std::move(data), path.string());
+  Reader r(path);
   if (r.bytes(8) != std::string(kMagic, 8)) throw Error(path.string() + ": not a kbx tensor file");
   TensorFile file;
   const auto count = r.get<std::uint32_t>();
@@ -198,8 +201,8 @@ TensorFile read_tensor_file(const std::filesystem::path& path) {
     if (nbytes != static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype)) {
       throw Error(path.string() + ": size of " + t.name + " does not match its shape");
     }
-    std::string raw = r.bytes(nbytes);
-    t.bytes.assign(raw.begin(), raw.end());
+    t.bytes.resize(nbytes);
+    r.read(t.bytes.data(), nbytes);
     file.tensors.push_back(std::move(t));
   }
   return file;

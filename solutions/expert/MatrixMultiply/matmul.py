@@ -30,7 +30,7 @@ def _prune(configs, named_args, **kwargs):
     return keep
 
 
-@triton.autotune(configs=_CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune})
+@triton.autotune(configs=_CONFIGS, key=["M", "N", "K", "PRECISION", "UPCAST"], prune_configs_by={"early_config_prune": _prune})
 @triton.jit
 def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                s_ab, s_am, s_ak, s_bb, s_bk, s_bn, s_cb, s_cm, s_cn,

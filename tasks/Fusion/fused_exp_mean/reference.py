@@ -91,4 +91,5 @@ def cost(input, dim=None, keepdim=False, dtype=None, out=None):
             red *= input.shape[d]
         outs = n // max(red, 1)
     return {"flops": 10 * n,
-            "bytes": n * input.element_size() + outs * torch.empty((), dtype=out_dtype).element_size()}
+            "bytes": n * input.element_size()
+            + outs * torch.empty((), dtype=out_dtype).element_size()}
