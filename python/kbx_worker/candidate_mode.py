@@ -97,8 +97,10 @@ def run(request, channel):
             _fail(channel, "run", exc, case=case["name"])
             return 0
         base = case["out_prefix"]
+        t_save = time.perf_counter()
         structure, meta = save_result(result, base + ".cand.kbt", tensors, device)
         write_kbt(base + ".cand_after.kbt", tensors)
+        save_s = time.perf_counter() - t_save
         call_s = time.perf_counter() - t_call
         if case.get("random"):
             try:  # a second draw on the same inputs, with another seed, for the judge
@@ -110,7 +112,7 @@ def run(request, channel):
                 _fail(channel, "run", exc, case=case["name"])
                 return 0
         channel.send("case", case=case["name"], structure=structure, outputs=meta,
-                     triton_launches=counter.count - before, call_s=call_s)
+                     triton_launches=counter.count - before, call_s=call_s, save_s=save_s)
         if case["tier"] == "full":
             timed.append((case["name"], args, kwargs))
     if request.get("time") and torch.device(device).type == "cuda" and timed:

@@ -84,13 +84,13 @@ def read_kbt(path, device="cpu"):
             (ndim,) = struct.unpack("<B", f.read(1))
             shape = struct.unpack(f"<{ndim}q", f.read(8 * ndim)) if ndim else ()
             (nbytes,) = struct.unpack("<Q", f.read(8))
-            raw = bytearray(f.read(nbytes))
-            if len(raw) != nbytes:
-                raise ValueError(f"{path}: truncated tensor {name}")
             view_dtype, np_dtype = _NUMPY_VIEW.get(dtype, (dtype, None))
             if np_dtype is None:
                 np_dtype = torch.empty((), dtype=dtype).numpy().dtype
-            arr = np.frombuffer(raw, dtype=np_dtype).reshape(shape)
+            arr = np.empty(shape, dtype=np_dtype)
+            if nbytes:  # straight into the array: these files reach gigabytes
+                if f.readinto(memoryview(arr.reshape(-1)).cast("B")) != nbytes:
+                    raise ValueError(f"{path}: truncated tensor {name}")
             t = torch.from_numpy(arr)
             if view_dtype is not dtype:
                 t = t.view(dtype)

@@ -208,6 +208,10 @@ int main(int argc, char** argv) {
                    "seconds per candidate (default 600 on cuda, 900 on cpu)");
   eval->add_option("--work", work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
   eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
+  std::vector<std::string> tier_list;
+  eval->add_option("--tiers", tier_list,
+                   "case tiers to run (edge,small,full; default: edge,small "
+                   "on cpu, all on cuda)");
   bool no_time = false;
   eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
 
@@ -260,6 +264,10 @@ int main(int argc, char** argv) {
       ev.tasks = split_list(task_list);
       ev.work_root = work;
       ev.time = !no_time;
+      ev.tiers = split_list(tier_list);
+      for (const auto& t : ev.tiers) {
+        if (t != "edge" && t != "small" && t != "full") throw Error("--tiers: unknown tier " + t);
+      }
       if (!seed_text.empty()) ev.seed = std::stoull(seed_text);
       return sched::run_eval(ev);
     }

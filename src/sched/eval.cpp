@@ -110,7 +110,7 @@ int run_eval(const EvalOptions& o) {
   env.timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.device == "cpu" ? 900 : 600);
   say(fmt::format("using {} (chosen by {})", env.python.path, env.python.chosen));
 
-  const auto tiers = tiers_for(o.device);
+  const auto tiers = o.tiers.empty() ? tiers_for(o.device) : o.tiers;
   const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands);
   std::optional<store::Run> run = o.fresh ? std::nullopt : db.find_run(key);
   if (run) {

@@ -24,6 +24,7 @@ struct EvalOptions {
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
   bool keep_files = false;
   bool time = true;
+  std::vector<std::string> tiers;  ///< case tiers to run; empty: the device's default
 };
 
 /// Runs `kbx eval`; returns the process exit code (0 when every job got a verdict).

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "common/error.h"
@@ -149,7 +151,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   write_file(source_path, cand.source);
 
   const json request = build_request(env, st, task, ref, source_path, job_dir);
+  const double t_spawn = monotonic_seconds();
   sandbox::Outcome o = run_worker(env, request, job_dir);
+  const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
 
   // Static facts come first: they decide without running anything.
@@ -244,6 +248,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     r.cases.push_back(std::move(cr));
   }
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - accounted);
+  if (std::getenv("KBX_DEBUG_TIMING")) {
+    std::fprintf(stderr, "kbx: %s: worker %.2f s (candidate's own %.2f s), judging %.2f s\n",
+                 task.id().c_str(), t_worker, accounted, monotonic_seconds() - t_spawn - t_worker);
+  }
   if (!st.keep_files) fs::remove_all(job_dir);
 
   if (first_fail != Status::Passed) return finish(first_fail, first_detail);

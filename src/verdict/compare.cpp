@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 namespace kbx::verdict {
 namespace {
@@ -23,95 +26,194 @@ LeafVerdict fail(Status s, std::string detail) {
   return v;
 }
 
-LeafVerdict compare_exact(const Tensor& cand, const Tensor& ref) {
-  if (cand.bytes == ref.bytes) return {};
-  auto c = cand.to_doubles();
-  auto r = ref.to_doubles();
-  size_t differ = 0, first = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    bool same = c[i] == r[i] || (std::isnan(c[i]) && std::isnan(r[i]));
-    if (!same && differ++ == 0) first = i;
+/// Runs body(first, count, c, r, s) over chunks of converted values, on several threads for
+/// large tensors; each thread gets its own State, merged by the caller. Tensors are mapped
+/// files of up to gigabytes, so nothing is converted whole.
+template <typename State, typename Body>
+std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
+                              Body body) {
+  constexpr size_t kChunk = 1 << 15;
+  const size_t n = ref.value_count();
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t threads = std::clamp<size_t>(n / (1 << 20), 1, std::min<size_t>(hw, 8));
+  std::vector<State> states(threads);
+  auto work = [&](size_t t) {
+    std::vector<double> c(kChunk), r(kChunk), s(shadow ? kChunk : 0);
+    const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
+    for (size_t first = lo; first < hi; first += kChunk) {
+      const size_t count = std::min(kChunk, hi - first);
+      cand.to_doubles(first, count, c.data());
+      ref.to_doubles(first, count, r.data());
+      if (shadow) shadow->to_doubles(first, count, s.data());
+      body(states[t], first, count, c.data(), r.data(), shadow ? s.data() : nullptr);
+    }
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(work, t);
+    for (auto& th : pool) th.join();
   }
-  if (differ == 0) return {};  // only -0/+0 or NaN payloads differ
+  return states;
+}
+
+/// The first offending element found by any thread (lowest flat index), if any.
+struct FirstBad {
+  size_t index = SIZE_MAX;
+  double got = 0, expected = 0, float64 = 0;
+  void offer(size_t i, double g, double e, double f) {
+    if (i < index) index = i, got = g, expected = e, float64 = f;
+  }
+  void merge(const FirstBad& o) {
+    if (o.index < index) *this = o;
+  }
+};
+
+LeafVerdict compare_exact(const Tensor& cand, const Tensor& ref) {
+  if (cand.bitwise_equal(ref)) return {};
+  struct State {
+    size_t differ = 0;
+    FirstBad first;
+  };
+  auto states = for_chunks<State>(
+      cand, ref, nullptr,
+      [](State& st, size_t first, size_t count, const double* c, const double* r, const double*) {
+        for (size_t i = 0; i < count; ++i) {
+          bool same = c[i] == r[i] || (std::isnan(c[i]) && std::isnan(r[i]));
+          if (!same) {
+            ++st.differ;
+            st.first.offer(first + i, c[i], r[i], 0);
+          }
+        }
+      });
+  State all;
+  for (const auto& st : states) all.differ += st.differ, all.first.merge(st.first);
+  if (all.differ == 0) return {};  // only -0/+0 or NaN payloads differ
   return fail(Status::NumericalMismatch,
               fmt::format("{} of {} elements differ from the exact result (first at flat index {}: "
                           "got {}, expected {})",
-                          differ, c.size(), first, c[first], r[first]));
+                          all.differ, ref.value_count(), all.first.index, all.first.got,
+                          all.first.expected));
 }
 
-LeafVerdict compare_allclose(const std::vector<double>& c, const std::vector<double>& r,
-                             const suite::Contract& k) {
-  LeafVerdict v;
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    Cls cc = classify(c[i]), rc = classify(r[i]);
-    if (cc != Cls::Finite || rc != Cls::Finite) {
-      if (cc != rc)
-        return fail(Status::NonfiniteMismatch,
-                    fmt::format("flat index {}: got {}, expected {}", i, c[i], r[i]));
-      continue;
-    }
-    double err = std::fabs(c[i] - r[i]);
-    double allowed = k.atol + k.rtol * std::fabs(r[i]);
-    v.max_abs_err = std::max(v.max_abs_err, err);
-    v.ratio = std::max(v.ratio, allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0));
-    if (err > allowed && bad++ == 0) first = i;
+LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite::Contract& k) {
+  struct State {
+    size_t bad = 0;
+    double max_err = 0, ratio = 0;
+    FirstBad first, nonfinite;
+  };
+  auto states = for_chunks<State>(
+      cand, ref, nullptr,
+      [&k](State& st, size_t first, size_t count, const double* c, const double* r, const double*) {
+        for (size_t i = 0; i < count; ++i) {
+          Cls cc = classify(c[i]), rc = classify(r[i]);
+          if (cc != Cls::Finite || rc != Cls::Finite) {
+            if (cc != rc) st.nonfinite.offer(first + i, c[i], r[i], 0);
+            continue;
+          }
+          double err = std::fabs(c[i] - r[i]);
+          double allowed = k.atol + k.rtol * std::fabs(r[i]);
+          st.max_err = std::max(st.max_err, err);
+          st.ratio = std::max(st.ratio, allowed > 0 ? err / allowed : (err > 0 ? INFINITY : 0.0));
+          if (err > allowed) ++st.bad, st.first.offer(first + i, c[i], r[i], 0);
+        }
+      });
+  State all;
+  for (const auto& st : states) {
+    all.bad += st.bad;
+    all.max_err = std::max(all.max_err, st.max_err);
+    all.ratio = std::max(all.ratio, st.ratio);
+    all.first.merge(st.first);
+    all.nonfinite.merge(st.nonfinite);
   }
-  if (bad) {
+  if (all.nonfinite.index != SIZE_MAX) {
+    return fail(Status::NonfiniteMismatch,
+                fmt::format("flat index {}: got {}, expected {}", all.nonfinite.index,
+                            all.nonfinite.got, all.nonfinite.expected));
+  }
+  LeafVerdict v;
+  v.max_abs_err = all.max_err;
+  v.ratio = all.ratio;
+  if (all.bad) {
     v.status = Status::NumericalMismatch;
     v.detail = fmt::format(
         "{} elements outside atol={} rtol={} (first at flat index {}: got {}, "
         "expected {})",
-        bad, k.atol, k.rtol, first, c[first], r[first]);
+        all.bad, k.atol, k.rtol, all.first.index, all.first.got, all.first.expected);
   }
   return v;
 }
 
-LeafVerdict compare_shadow(const std::vector<double>& c, const std::vector<double>& r,
-                           const std::vector<double>& s, double eps, const suite::Contract& k) {
-  double scale = 0, err_c_inf = 0, err_r_inf = 0;
-  double sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
-    if (cc != Cls::Finite && cc != rc && cc != sc) {
-      return fail(Status::NonfiniteMismatch,
-                  fmt::format("flat index {}: got {} where PyTorch gives {} (float64: {})", i, c[i],
-                              r[i], s[i]));
-    }
-    if (cc == Cls::Finite && rc != Cls::Finite && sc != Cls::Finite) {
-      return fail(
-          Status::NonfiniteMismatch,
-          fmt::format("flat index {}: got finite {} where PyTorch gives {}", i, c[i], r[i]));
-    }
-    if (sc != Cls::Finite) continue;
-    scale = std::max(scale, std::fabs(s[i]));
-    if (cc == Cls::Finite) {
-      double e = std::fabs(c[i] - s[i]);
-      err_c_inf = std::max(err_c_inf, e);
-      sq_c += e * e;
-      norm_c += s[i] * s[i];
-    }
-    if (rc == Cls::Finite) {
-      double e = std::fabs(r[i] - s[i]);
-      err_r_inf = std::max(err_r_inf, e);
-      sq_r += e * e;
-      norm_r += s[i] * s[i];
-    }
+LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& shadow,
+                           const suite::Contract& k) {
+  struct State {
+    double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
+    FirstBad invented, mismatched;  // finite where both are not; non-finite of the wrong class
+  };
+  auto states = for_chunks<State>(
+      cand, ref, &shadow,
+      [](State& st, size_t first, size_t count, const double* c, const double* r, const double* s) {
+        for (size_t i = 0; i < count; ++i) {
+          Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
+          if (cc != Cls::Finite && cc != rc && cc != sc) {
+            st.mismatched.offer(first + i, c[i], r[i], s[i]);
+          }
+          if (cc == Cls::Finite && rc != Cls::Finite && sc != Cls::Finite) {
+            st.invented.offer(first + i, c[i], r[i], s[i]);
+          }
+          if (sc != Cls::Finite) continue;
+          st.scale = std::max(st.scale, std::fabs(s[i]));
+          if (cc == Cls::Finite) {
+            double e = std::fabs(c[i] - s[i]);
+            st.err_c_inf = std::max(st.err_c_inf, e);
+            st.sq_c += e * e;
+            st.norm_c += s[i] * s[i];
+          }
+          if (rc == Cls::Finite) {
+            double e = std::fabs(r[i] - s[i]);
+            st.err_r_inf = std::max(st.err_r_inf, e);
+            st.sq_r += e * e;
+            st.norm_r += s[i] * s[i];
+          }
+        }
+      });
+  State a;
+  for (const auto& st : states) {
+    a.scale = std::max(a.scale, st.scale);
+    a.err_c_inf = std::max(a.err_c_inf, st.err_c_inf);
+    a.err_r_inf = std::max(a.err_r_inf, st.err_r_inf);
+    a.sq_c += st.sq_c, a.sq_r += st.sq_r, a.norm_c += st.norm_c, a.norm_r += st.norm_r;
+    a.invented.merge(st.invented);
+    a.mismatched.merge(st.mismatched);
   }
-  if (scale == 0) scale = 1;
-  const double l2_c = std::sqrt(sq_c) / (norm_c > 0 ? std::sqrt(norm_c) : 1.0);
-  const double l2_r = std::sqrt(sq_r) / (norm_r > 0 ? std::sqrt(norm_r) : 1.0);
-  const double ratio_inf = err_c_inf / std::max(err_r_inf, k.ulp_floor * eps * scale);
+  if (a.mismatched.index != SIZE_MAX && a.mismatched.index <= a.invented.index) {
+    const auto& b = a.mismatched;
+    return fail(Status::NonfiniteMismatch,
+                fmt::format("flat index {}: got {} where PyTorch gives {} (float64: {})", b.index,
+                            b.got, b.expected, b.float64));
+  }
+  if (a.invented.index != SIZE_MAX) {
+    const auto& b = a.invented;
+    return fail(Status::NonfiniteMismatch,
+                fmt::format("flat index {}: got finite {} where PyTorch gives {}", b.index, b.got,
+                            b.expected));
+  }
+  const double eps = dtype_eps(ref.dtype);
+  const double scale = a.scale == 0 ? 1 : a.scale;
+  const double l2_c = std::sqrt(a.sq_c) / (a.norm_c > 0 ? std::sqrt(a.norm_c) : 1.0);
+  const double l2_r = std::sqrt(a.sq_r) / (a.norm_r > 0 ? std::sqrt(a.norm_r) : 1.0);
+  const double ratio_inf = a.err_c_inf / std::max(a.err_r_inf, k.ulp_floor * eps * scale);
   const double ratio_l2 = l2_c / std::max(l2_r, k.ulp_floor * eps);
   LeafVerdict v;
   v.ratio = std::max(ratio_inf, ratio_l2);
-  v.max_abs_err = err_c_inf;
+  v.max_abs_err = a.err_c_inf;
   if (!(v.ratio <= k.ratio)) {
     v.status = Status::NumericalMismatch;
     v.detail = fmt::format(
         "error ratio {:.3g} > {:.3g} (max |err| {:.3g} vs PyTorch's {:.3g}; "
         "rel L2 {:.3g} vs PyTorch's {:.3g})",
-        v.ratio, k.ratio, err_c_inf, err_r_inf, l2_c, l2_r);
+        v.ratio, k.ratio, a.err_c_inf, a.err_r_inf, l2_c, l2_r);
   }
   return v;
 }
@@ -135,8 +237,8 @@ LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* sh
   const auto r = ref.to_doubles();
   const bool use_shadow =
       contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
-  if (!use_shadow) return compare_allclose(c, r, contract);
-  return compare_shadow(c, r, shadow->to_doubles(), dtype_eps(ref.dtype), contract);
+  if (!use_shadow) return compare_allclose(cand, ref, contract);
+  return compare_shadow(cand, ref, *shadow, contract);
 }
 
 }  // namespace kbx::verdict

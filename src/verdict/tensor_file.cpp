@@ -1,5 +1,10 @@
 #include "verdict/tensor_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -53,37 +58,65 @@ T load(const unsigned char* p) {
   return v;
 }
 
-/// Reads a .kbt file piecewise, straight into the tensors' buffers (files reach gigabytes).
-class Reader {
+/// Walks the header fields of a mapped .kbt file.
+class Cursor {
  public:
-  explicit Reader(const std::filesystem::path& path) : in_(path, std::ios::binary), path_(path) {
-    if (!in_) throw Error(path_.string() + ": cannot open tensor file");
-  }
-  void read(void* dst, size_t n) {
-    in_.read(static_cast<char*>(dst), static_cast<std::streamsize>(n));
-    if (static_cast<size_t>(in_.gcount()) != n) {
-      throw Error(path_.string() + ": truncated tensor file");
-    }
+  Cursor(const unsigned char* base, size_t size, std::string path)
+      : base_(base), size_(size), path_(std::move(path)) {}
+  const unsigned char* take(size_t n) {
+    if (n > size_ - pos_) throw Error(path_ + ": truncated tensor file");
+    const unsigned char* p = base_ + pos_;
+    pos_ += n;
+    return p;
   }
   template <typename T>
   T get() {
-    T v;
-    read(&v, sizeof(T));
-    return v;
+    return load<T>(take(sizeof(T)));
   }
-  std::string bytes(size_t n) {
-    std::string s(n, '\0');
-    read(s.data(), n);
-    return s;
+  std::string str(size_t n) {
+    const unsigned char* p = take(n);
+    return std::string(reinterpret_cast<const char*>(p), n);
   }
-  const std::filesystem::path& path() const { return path_; }
 
  private:
-  std::ifstream in_;
-  std::filesystem::path path_;
+  const unsigned char* base_;
+  size_t size_;
+  size_t pos_ = 0;
+  std::string path_;
 };
 
 }  // namespace
+
+class Mapping {
+ public:
+  explicit Mapping(const std::filesystem::path& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(path.string() + ": cannot open tensor file: " + std::strerror(errno));
+    struct stat st {};
+    fstat(fd, &st);
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        close(fd);
+        throw Error(path.string() + ": cannot map tensor file: " + std::strerror(errno));
+      }
+      base_ = static_cast<const unsigned char*>(p);
+    }
+    close(fd);
+  }
+  ~Mapping() {
+    if (base_) munmap(const_cast<unsigned char*>(base_), size_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  const unsigned char* base() const { return base_; }
+  size_t size() const { return size_; }
+
+ private:
+  const unsigned char* base_ = nullptr;
+  size_t size_ = 0;
+};
 
 const char* dtype_name(DType d) {
   for (const auto& i : kDTypes) {
@@ -137,35 +170,43 @@ std::int64_t Tensor::numel() const {
 
 namespace {
 template <typename T, typename F>
-void convert(const unsigned char* p, std::vector<double>& out, F f) {
-  for (size_t i = 0; i < out.size(); ++i) out[i] = f(load<T>(p + sizeof(T) * i));
+void convert(const unsigned char* p, size_t first, size_t count, double* out, F f) {
+  for (size_t i = 0; i < count; ++i) out[i] = f(load<T>(p + sizeof(T) * (first + i)));
 }
 }  // namespace
 
-std::vector<double> Tensor::to_doubles() const {
-  const std::int64_t n = numel() * (is_complex(dtype) ? 2 : 1);
-  std::vector<double> out(static_cast<size_t>(n));
-  const unsigned char* p = bytes.data();
+size_t Tensor::value_count() const {
+  return static_cast<size_t>(numel()) * (is_complex(dtype) ? 2 : 1);
+}
+
+void Tensor::to_doubles(size_t first, size_t count, double* out) const {
+  const unsigned char* p = data();
   auto same = [](auto v) { return static_cast<double>(v); };
   switch (dtype) {
     case DType::F64:
-    case DType::C128: convert<double>(p, out, same); break;
+    case DType::C128: convert<double>(p, first, count, out, same); break;
     case DType::F32:
-    case DType::C64: convert<float>(p, out, same); break;
-    case DType::F16: convert<std::uint16_t>(p, out, half_to_double); break;
-    case DType::BF16: convert<std::uint16_t>(p, out, bf16_to_double); break;
-    case DType::I64: convert<std::int64_t>(p, out, same); break;
-    case DType::I32: convert<std::int32_t>(p, out, same); break;
-    case DType::I16: convert<std::int16_t>(p, out, same); break;
-    case DType::I8: convert<std::int8_t>(p, out, same); break;
+    case DType::C64: convert<float>(p, first, count, out, same); break;
+    case DType::F16: convert<std::uint16_t>(p, first, count, out, half_to_double); break;
+    case DType::BF16: convert<std::uint16_t>(p, first, count, out, bf16_to_double); break;
+    case DType::I64: convert<std::int64_t>(p, first, count, out, same); break;
+    case DType::I32: convert<std::int32_t>(p, first, count, out, same); break;
+    case DType::I16: convert<std::int16_t>(p, first, count, out, same); break;
+    case DType::I8: convert<std::int8_t>(p, first, count, out, same); break;
     case DType::U8:
-    case DType::Bool: convert<std::uint8_t>(p, out, same); break;
+    case DType::Bool: convert<std::uint8_t>(p, first, count, out, same); break;
   }
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  std::vector<double> out(value_count());
+  to_doubles(0, out.size(), out.data());
   return out;
 }
 
 bool Tensor::bitwise_equal(const Tensor& other) const {
-  return dtype == other.dtype && shape == other.shape && bytes == other.bytes;
+  return dtype == other.dtype && shape == other.shape && size_bytes() == other.size_bytes() &&
+         (size_bytes() == 0 || std::memcmp(data(), other.data(), size_bytes()) == 0);
 }
 
 std::string Tensor::shape_string() const {
@@ -182,14 +223,15 @@ const Tensor* TensorFile::find(const std::string& name) const {
 }
 
 TensorFile read_tensor_file(const std::filesystem::path& path) {
-  Reader r(path);
-  if (r.bytes(8) != std::string(kMagic, 8)) throw Error(path.string() + ": not a kbx tensor file");
+  auto map = std::make_shared<const Mapping>(path);
+  Cursor r(map->base(), map->size(), path.string());
+  if (r.str(8) != std::string(kMagic, 8)) throw Error(path.string() + ": not a kbx tensor file");
   TensorFile file;
   const auto count = r.get<std::uint32_t>();
   for (std::uint32_t k = 0; k < count; ++k) {
     Tensor t;
-    t.name = r.bytes(r.get<std::uint16_t>());
-    std::string dtype = r.bytes(r.get<std::uint16_t>());
+    t.name = r.str(r.get<std::uint16_t>());
+    std::string dtype = r.str(r.get<std::uint16_t>());
     if (!parse_dtype(dtype, &t.dtype)) throw Error(path.string() + ": unknown dtype " + dtype);
     const auto ndim = r.get<std::uint8_t>();
     for (int d = 0; d < ndim; ++d) {
@@ -201,8 +243,9 @@ TensorFile read_tensor_file(const std::filesystem::path& path) {
     if (nbytes != static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype)) {
       throw Error(path.string() + ": size of " + t.name + " does not match its shape");
     }
-    t.bytes.resize(nbytes);
-    r.read(t.bytes.data(), nbytes);
+    t.mapped = r.take(nbytes);
+    t.mapped_size = nbytes;
+    t.mapping = map;
     file.tensors.push_back(std::move(t));
   }
   return file;
@@ -226,16 +269,19 @@ void write_tensor_file(const std::filesystem::path& path, const std::vector<Tens
     const auto ndim = static_cast<std::uint8_t>(t.shape.size());
     put(&ndim, 1);
     for (auto s : t.shape) put(&s, 8);
-    const auto nbytes = static_cast<std::uint64_t>(t.bytes.size());
+    const auto nbytes = static_cast<std::uint64_t>(t.size_bytes());
     put(&nbytes, 8);
-    put(t.bytes.data(), t.bytes.size());
+    put(t.data(), t.size_bytes());
   }
   if (!out) throw Error(path.string() + ": write failed");
 }
 
 Tensor zeros_like(const Tensor& t) {
-  Tensor z = t;
-  std::fill(z.bytes.begin(), z.bytes.end(), 0);
+  Tensor z;
+  z.name = t.name;
+  z.dtype = t.dtype;
+  z.shape = t.shape;
+  z.bytes.assign(t.size_bytes(), 0);
   return z;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,14 +17,27 @@ bool is_floating(DType d);  ///< float or complex
 bool is_complex(DType d);
 double dtype_eps(DType d);  ///< machine epsilon of the (real part's) floating type
 
-/// A named tensor read from a .kbt file: dtype, shape and raw C-contiguous bytes.
+/// A read-only memory mapping of a file; tensors read from the file point into it.
+class Mapping;
+
+/// A named tensor: dtype, shape and raw C-contiguous bytes, either owned (`bytes`) or a view
+/// into the mapped file it was read from.
 struct Tensor {
   std::string name;
   DType dtype = DType::F32;
   std::vector<std::int64_t> shape;
-  std::vector<unsigned char> bytes;
+  std::vector<unsigned char> bytes;  ///< owned data (empty for a mapped tensor)
+  std::shared_ptr<const Mapping> mapping;
+  const unsigned char* mapped = nullptr;
+  size_t mapped_size = 0;
 
+  const unsigned char* data() const { return mapping ? mapped : bytes.data(); }
+  size_t size_bytes() const { return mapping ? mapped_size : bytes.size(); }
   std::int64_t numel() const;
+  /// Values [first, first + count) as doubles; complex tensors count (re, im) as two values.
+  void to_doubles(size_t first, size_t count, double* out) const;
+  /// Number of scalar values to_doubles covers (numel, twice that for complex).
+  size_t value_count() const;
   /// All values as doubles; complex tensors give (re, im) pairs.
   std::vector<double> to_doubles() const;
   /// Same dtype, shape and bytes.
@@ -37,7 +51,7 @@ struct TensorFile {
   const Tensor* find(const std::string& name) const;
 };
 
-/// Reads a .kbt file; throws Error naming the path on a bad or truncated file.
+/// Reads a .kbt file by mapping it; throws Error naming the path on a bad or truncated file.
 TensorFile read_tensor_file(const std::filesystem::path& path);
 
 /// Writes a .kbt file (tests and synthesized candidates use it).
