@@ -61,6 +61,8 @@ def save_result(result, path, inputs, expected_device, write=True):
             if type(value) is not torch.Tensor:
                 info["kind"] = "tensor_subclass"
             tensors[name] = value
+        elif value is None:
+            info.update(kind="none")
         else:
             t = scalar_to_tensor(value)
             if t is None:

@@ -74,6 +74,13 @@ def _run_case(ref, job, case, device, channel, timer):
     channel.send("case", **ev)
 
 
+def _set_tf32(allowed):
+    """The reference follows the task's TF32 rule (cuDNN allows TF32 by default; the contract
+    decides), so PyTorch's own error, which scales the tolerance, is the contract's."""
+    torch.backends.cuda.matmul.allow_tf32 = bool(allowed)
+    torch.backends.cudnn.allow_tf32 = bool(allowed)
+
+
 def run(request, channel):
     device = request["device"]
     timer = None
@@ -83,6 +90,7 @@ def run(request, channel):
         t0 = time.perf_counter()
         try:
             os.makedirs(job["out_dir"], exist_ok=True)
+            _set_tf32(job.get("tf32", False))
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
             tiers = set(job["tiers"])
             for case in ref.cases:
