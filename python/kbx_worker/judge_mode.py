@@ -19,6 +19,7 @@ def _rebuild(leaves, structure):
 
 
 def run(request, channel):
+    device = request.get("device", "cpu")
     refs = {}
     for job in request["jobs"]:
         try:
@@ -26,9 +27,9 @@ def run(request, channel):
             if key not in refs:
                 refs[key] = Reference(job["task_dir"], job["entry"], label=f"judge{len(refs)}")
             judge = getattr(refs[key].module, "judge")
-            args, kwargs = decode_call(job["call"], read_kbt(job["inputs"]))
-            out_a = _rebuild(read_kbt(job["out_a"]), job["structure"])
-            out_b = _rebuild(read_kbt(job["out_b"]), job["structure"])
+            args, kwargs = decode_call(job["call"], read_kbt(job["inputs"], device))
+            out_a = _rebuild(read_kbt(job["out_a"], device), job["structure"])
+            out_b = _rebuild(read_kbt(job["out_b"], device), job["structure"])
             verdict = judge(list(args), kwargs, out_a, out_b)
             channel.send("judged", case=job["case"], ok=bool(verdict.get("ok")),
                          message=str(verdict.get("message", ""))[:2000],

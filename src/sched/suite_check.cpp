@@ -189,7 +189,7 @@ int run_suite_check(const CheckOptions& o) {
       zero_jobs.push_back(j);
     }
     for (const auto& j : judge_jobs) zero_jobs.push_back(j);
-    auto out = run_worker(env, {{"mode", "judge"}, {"device", "cpu"}, {"jobs", zero_jobs}},
+    auto out = run_worker(env, {{"mode", "judge"}, {"device", env.device}, {"jobs", zero_jobs}},
                           env.work_dir / "judge");
     std::map<std::string, json> verdicts;
     for (const auto& e : out.events) {

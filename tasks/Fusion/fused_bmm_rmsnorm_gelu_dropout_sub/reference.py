@@ -1,10 +1,10 @@
 import inspect
-import math
 
 import torch
 import torch.nn.functional as F
 
 from kbx_worker.casegen import Case
+from kbx_worker.contracts import judge_dropout as _judge_dropout
 
 
 def fused_bmm_rmsnorm_gelu_dropout_sub(input1, input2, other, normalized_shape, dropout_p=0.5,
@@ -114,73 +114,3 @@ def judge(args, kwargs, out_a, out_b):
     keep_s = y_s / (1.0 - p) - other.double()
     drop_s = (-other.double()).expand_as(keep_s)
     return _judge_dropout(out_a, out_b, keep_s, keep_r, drop_s, p)
-
-
-# --- statistical judge for the training=True (random) cases -------------------------------------
-# Every output element must be within the tolerance of either the value it takes when its dropout
-# element is kept (keep_s, float64) or the value it takes when dropped (drop_s). Where the two
-# values are more than twice the tolerance apart the element is informative: the share of dropped
-# informative elements must lie in a Chernoff (KL) interval around p that a correct kernel leaves
-# with probability below 1e-7 per side and draw, and the two draws must drop different elements.
-
-_RATIO, _FLOOR = 10.0, 4.0  # as in task.toml
-_EPS = {torch.float32: 2.0 ** -23, torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7,
-        torch.float64: 2.0 ** -52}
-_LOG_INV_DELTA = math.log(1e7)
-_MIN_INFORMATIVE = 200
-
-
-def _kl(q, p):
-    def term(a, b):
-        if a == 0:
-            return 0.0
-        return math.inf if b == 0 else a * math.log(a / b)
-    return term(q, p) + term(1.0 - q, 1.0 - p)
-
-
-def _classify(c, keep_s, keep_r, drop_s):
-    """(informative, dropped) masks of one draw, or (None, reason)."""
-    if not isinstance(c, torch.Tensor) or c.shape != keep_r.shape or c.dtype != keep_r.dtype:
-        return None, "output shape or dtype differs from the reference's"
-    c64 = c.detach().to(device=keep_s.device, dtype=torch.float64)
-    if not torch.isfinite(c64).all():
-        return None, "output has non-finite values"
-    eps = _EPS[keep_r.dtype]
-    scale = keep_s.abs().max().item()
-    ref_err = (keep_r.double() - keep_s).abs().max().item()
-    tol = _RATIO * max(ref_err, _FLOOR * eps * scale)
-    d_keep, d_drop = (c64 - keep_s).abs(), (c64 - drop_s).abs()
-    bad = (d_keep > tol) & (d_drop > tol)
-    if bad.any():
-        return None, (f"{int(bad.sum())} elements are neither the kept value nor the dropped one "
-                      f"(tolerance {tol:.3g})")
-    norm = torch.linalg.vector_norm(keep_s).item() or 1.0
-    l2 = torch.linalg.vector_norm(torch.minimum(d_keep, d_drop)).item() / norm
-    l2_ref = torch.linalg.vector_norm(keep_r.double() - keep_s).item() / norm
-    if l2 > _RATIO * max(l2_ref, _FLOOR * eps):
-        return None, f"relative L2 error {l2:.3g} of the kept values exceeds 10x PyTorch's"
-    informative = (keep_s - drop_s).abs() > 2 * tol
-    return (informative, informative & (d_drop <= tol)), ""
-
-
-def _judge_dropout(out_a, out_b, keep_s, keep_r, drop_s, p):
-    stats, dropped = {}, []
-    for tag, c in (("a", out_a), ("b", out_b)):
-        res, why = _classify(c, keep_s, keep_r, drop_s)
-        if res is None:
-            return {"ok": False, "message": f"draw {tag}: {why}", "stats": stats}
-        informative, drop = res
-        n, k = int(informative.sum()), int(drop.sum())
-        stats[f"informative_{tag}"] = float(n)
-        stats[f"drop_rate_{tag}"] = k / n if n else float("nan")
-        if n < _MIN_INFORMATIVE:
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: only {n} informative elements (case too small)"}
-        if n * _kl(k / n, p) > _LOG_INV_DELTA:
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: drop rate {k / n:.4f} of {n} elements is not "
-                               f"binomial around p={p}"}
-        dropped.append(drop)
-    if torch.equal(dropped[0], dropped[1]):
-        return {"ok": False, "stats": stats, "message": "the two draws dropped the same elements"}
-    return {"ok": True, "message": "", "stats": stats}
