@@ -212,6 +212,10 @@ int main(int argc, char** argv) {
   eval->add_option("--tiers", tier_list,
                    "case tiers to run (edge,small,full; default: edge,small "
                    "on cpu, all on cuda)");
+  bool cold = false;
+  eval->add_flag("--cold", cold,
+                 "start every candidate as a new interpreter instead of forking it "
+                 "from a warm parent");
   bool no_time = false;
   eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
 
@@ -264,6 +268,7 @@ int main(int argc, char** argv) {
       ev.tasks = split_list(task_list);
       ev.work_root = work;
       ev.time = !no_time;
+      ev.warm = !cold;
       ev.tiers = split_list(tier_list);
       for (const auto& t : ev.tiers) {
         if (t != "edge" && t != "small" && t != "full") throw Error("--tiers: unknown tier " + t);

@@ -179,21 +179,47 @@ std::map<std::string, std::string> scrubbed_environment(
   return env;
 }
 
-Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event) {
+namespace {
+
+class DirectLauncher : public Launcher {
+ public:
+  pid_t launch(const Spawn& s, const int fds[4]) override {
+    pid_t pid = fork();
+    if (pid == 0) exec_child(s, fds[0], fds[1], fds[2], fds[3]);
+    if (pid > 0) setpgid(pid, pid);  // also done in the child; whichever runs first wins
+    return pid;
+  }
+  bool try_reap(pid_t pid, int* status) override { return waitpid(pid, status, WNOHANG) == pid; }
+  int reap(pid_t pid) override {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return status;
+  }
+};
+
+}  // namespace
+
+Launcher& direct_launcher() {
+  static DirectLauncher launcher;
+  return launcher;
+}
+
+Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event,
+            Launcher& launcher) {
   Outcome out;
   Spawn s = spawn;
   s.limits.isolate_network = s.limits.isolate_network && abilities().network_namespace;
   out.network_isolated = s.limits.isolate_network;
   Pipe req, ev, sout, serr;
   const double t0 = monotonic_seconds();
-  pid_t pid = fork();
+  const int child_fds[4] = {req.read, ev.write, sout.write, serr.write};
+  pid_t pid = launcher.launch(s, child_fds);
+  for (int fd : child_fds) close(fd);
   if (pid < 0) {
+    close(req.write), close(ev.read), close(sout.read), close(serr.read);
     out.end = Outcome::End::SpawnFailed;
     return out;
   }
-  if (pid == 0) exec_child(s, req.read, ev.write, sout.write, serr.write);
-  setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
-  for (int fd : {req.read, ev.write, sout.write, serr.write}) close(fd);
 
   fcntl(req.write, F_SETFL, O_NONBLOCK);
   size_t request_sent = 0;
@@ -207,7 +233,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   int status = 0;
   char buf[65536];
   while (true) {
-    if (!exited && waitpid(pid, &status, WNOHANG) == pid) {
+    if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
       kill(-pid, SIGKILL);  // stragglers the worker left behind would hold the pipes open
     }
@@ -223,7 +249,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (request_fd >= 0) fds.push_back({request_fd, POLLOUT, 0});
     if (fds.empty() && exited) break;
     if (fds.empty()) {
-      waitpid(pid, &status, 0);
+      status = launcher.reap(pid);
       exited = true;
       continue;
     }
@@ -261,7 +287,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (fd >= 0) close(fd);
   }
   if (request_fd >= 0) close(request_fd);
-  if (!exited) waitpid(pid, &status, 0);
+  if (!exited) status = launcher.reap(pid);
   kill(-pid, SIGKILL);
   ev_buffer += '\n';
   parse_events(ev_buffer, out, on_event);

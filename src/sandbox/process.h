@@ -52,9 +52,27 @@ struct Abilities {
 
 const Abilities& abilities();
 
+/// Starts sandboxed processes and collects their exit status: by fork/exec (the default), or
+/// through a warm parent that has its imports done (sandbox/warm.h).
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  /// Starts spawn with fds[0..3] as its request, event, stdout and stderr descriptors; returns
+  /// the pid (also its process group), or -1 when it could not start.
+  virtual pid_t launch(const Spawn& spawn, const int fds[4]) = 0;
+  /// True (with the wait status) once the process has ended.
+  virtual bool try_reap(pid_t pid, int* status) = 0;
+  /// Waits for the process to end; returns its wait status.
+  virtual int reap(pid_t pid) = 0;
+};
+
+/// fork/exec of spawn.argv.
+Launcher& direct_launcher();
+
 /// Runs a worker: fds 3 (request, read) and 4 (events, write) in the child; stdout/stderr
 /// captured; new process group killed at the end. on_event is called per event as it arrives.
-Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event = {});
+Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event = {},
+            Launcher& launcher = direct_launcher());
 
 /// The environment a worker gets: an allowlist of the parent's variables (PATH, locale, CUDA
 /// and library paths), never credentials, plus the given overrides.

@@ -7,11 +7,13 @@
 #include <atomic>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "common/error.h"
 #include "common/util.h"
 #include "plan/candidates.h"
+#include "sandbox/warm.h"
 #include "sched/evaluate.h"
 #include "sched/progress.h"
 #include "sched/reference.h"
@@ -156,6 +158,14 @@ int run_eval(const EvalOptions& o) {
     task_of[c.task] = suite.find(c.task);
     task_order.push_back(c.task);
   }
+  // Candidates fork from a warm parent; references and judges run as plain processes.
+  std::unique_ptr<sandbox::WarmParent> warm;
+  WorkerEnv cand_env = env;
+  if (o.warm) {
+    warm = std::make_unique<sandbox::WarmParent>(env.python.path,
+                                                 worker_environment(env, env.work_dir));
+    if (warm->ok()) cand_env.launcher = warm.get();
+  }
   JobSettings st;
   st.track = o.track;
   st.time = o.time;
@@ -200,7 +210,7 @@ int run_eval(const EvalOptions& o) {
             env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
         store::Result r;
         try {
-          r = evaluate(env, st, t, c, rc, job_dir);
+          r = evaluate(cand_env, st, t, c, rc, job_dir);
         } catch (const std::exception& e) {
           r.candidate_id = c.id;
           r.method = c.method;

@@ -24,6 +24,7 @@ struct EvalOptions {
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
   bool keep_files = false;
   bool time = true;
+  bool warm = true;                ///< fork candidates from a warm parent (imports done once)
   std::vector<std::string> tiers;  ///< case tiers to run; empty: the device's default
 };
 

@@ -112,6 +112,7 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   if (jobs.empty()) return verdicts;
   WorkerEnv judge_env = env;
   judge_env.isolate_network = false;
+  judge_env.launcher = nullptr;  // the judge is trusted code in a process of its own
   auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}},
                       job_dir / "judge");
   for (const auto& e : o.events) {

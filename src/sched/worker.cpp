@@ -54,10 +54,8 @@ Python find_python(const std::string& flag) {
               tried + "); install torch or pass --python /path/to/python3");
 }
 
-sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
-                            const fs::path& job_dir,
-                            const std::function<void(const nlohmann::json&)>& on_event) {
-  fs::create_directories(job_dir);
+std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
+                                                      const fs::path& job_dir) {
   std::map<std::string, std::string> overrides = {
       {"PYTHONPATH", (kbx_home() / "python").string()},
       {"HOME", job_dir.string()},
@@ -71,14 +69,22 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
     overrides["TRITON_INTERPRET"] = "1";
     overrides["CUDA_VISIBLE_DEVICES"] = "";
   }
+  return sandbox::scrubbed_environment(overrides);
+}
+
+sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
+                            const fs::path& job_dir,
+                            const std::function<void(const nlohmann::json&)>& on_event) {
+  fs::create_directories(job_dir);
   sandbox::Spawn spawn;
   spawn.argv = {env.python.path, "-m", "kbx_worker", "--request-fd", "3", "--event-fd", "4"};
-  spawn.env = sandbox::scrubbed_environment(overrides);
+  spawn.env = worker_environment(env, job_dir);
   spawn.cwd = job_dir;
   spawn.request = request.dump();
   spawn.limits.wall_seconds = env.timeout_s;
   spawn.limits.isolate_network = env.isolate_network;
-  return sandbox::run(spawn, on_event);
+  return env.launcher ? sandbox::run(spawn, on_event, *env.launcher)
+                      : sandbox::run(spawn, on_event);
 }
 
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {

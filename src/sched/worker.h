@@ -24,7 +24,12 @@ struct WorkerEnv {
   std::filesystem::path work_dir;  ///< run-wide scratch (Triton cache lives here)
   double timeout_s = 600;
   bool isolate_network = true;
+  sandbox::Launcher* launcher = nullptr;  ///< a warm parent for candidate jobs; null: fork/exec
 };
+
+/// The environment a worker of env gets, with job_dir as its HOME and TMPDIR.
+std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
+                                                      const std::filesystem::path& job_dir);
 
 /// Runs `python -m kbx_worker` with a request in a sandboxed process whose cwd, HOME and
 /// TMPDIR are job_dir.

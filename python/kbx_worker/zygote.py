@@ -1,0 +1,128 @@
+"""The warm parent: import torch, triton and the worker once, then fork one child per job.
+
+    python -m kbx_worker.zygote --socket-fd 3
+
+The supervisor sends, over a SOCK_SEQPACKET socket, one message per job: JSON (id, env, cwd,
+isolate_network, max_file_bytes) with four descriptors attached (request, events, stdout,
+stderr). The parent forks; the child takes the sandbox's steps (own process group, new network
+namespace, rlimits, scrubbed environment, descriptors 0-4 only) and runs the worker in place.
+The parent answers {"ev": "started", "id", "pid"} and, when a child ends, {"ev": "exit", "pid",
+"status"} with the raw wait status. CUDA is never touched here, only in the children.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+
+CLONE_NEWNET = 0x40000000
+CLONE_NEWUSER = 0x10000000
+
+
+def _enter_network_namespace():
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(CLONE_NEWNET) == 0:
+        return True
+    return libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0
+
+
+def _child(job, fds, sock):
+    try:
+        os.setpgid(0, 0)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        if job.get("isolate_network") and not _enter_network_namespace():
+            os._exit(121)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        limit = int(job.get("max_file_bytes", 0))
+        if limit:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        os.chdir(job["cwd"])
+        sock.close()  # first: it sits on descriptor 3, which the request pipe takes below
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        high = [os.dup(fd) for fd in fds]  # out of the way of the targets below
+        os.dup2(devnull, 0)
+        os.dup2(high[2], 1)
+        os.dup2(high[3], 2)
+        os.dup2(high[0], 3)
+        os.dup2(high[1], 4)
+        os.closerange(5, 4096)
+        os.environ.clear()
+        os.environ.update(job["env"])
+        sys.argv = ["kbx_worker"]
+        from .__main__ import main
+        code = main(["--request-fd", "3", "--event-fd", "4"])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:  # the worker's own failure: report it as a plain exit, like a process
+        import traceback
+        traceback.print_exc()
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code or 0)
+
+
+def _send(sock, **msg):
+    sock.send(json.dumps(msg).encode())
+
+
+def main():
+    p = argparse.ArgumentParser(prog="kbx_worker.zygote")
+    p.add_argument("--socket-fd", type=int, required=True)
+    opts = p.parse_args()
+    sock = socket.socket(fileno=opts.socket_fd)
+    import numpy  # noqa: F401  (warm: the imports every worker needs)
+    import torch  # noqa: F401
+    try:
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+    except Exception:
+        pass
+    from . import candidate_mode, judge_mode, reference_mode  # noqa: F401
+    children = set()
+    while True:
+        ready, _, _ = select.select([sock], [], [], 0.05)
+        for pid in list(children):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                children.discard(pid)
+                _send(sock, ev="exit", pid=pid, status=status)
+        if not ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+        except OSError:
+            break
+        if not data:
+            break
+        job = json.loads(data)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(job, fds, sock)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # the child already did it, or has already ended
+        for fd in fds:
+            os.close(fd)
+        children.add(pid)
+        _send(sock, ev="started", id=job["id"], pid=pid)
+    for pid in children:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    main()
