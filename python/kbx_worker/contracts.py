@@ -77,3 +77,87 @@ def judge_dropout(out_a, out_b, keep_s, keep_r, drop_s, p):
     if torch.equal(dropped[0], dropped[1]):
         return {"ok": False, "stats": stats, "message": "the two draws dropped the same elements"}
     return {"ok": True, "message": "", "stats": stats}
+
+
+# Mask checks for dropout that sits before further computation (the judge recovers the dropout
+# output, or the no-dropout value it must be 0 or 1/(1-p) times, and checks the mask).
+
+LOG_BOUND = math.log(2e9)  # a two-sided test at this bound fails a correct kernel w.p. < 1e-9
+
+
+def binomial_ok(k, n, q):
+    """Chernoff: for X ~ Bin(n, q), P(|X/n - q| >= |k/n - q|) <= 2 exp(-n KL(k/n || q))."""
+    f = k / n
+
+    def term(a, b):
+        return 0.0 if a == 0 else a * math.log(a / b)
+    kl = term(f, q) + term(1.0 - f, 1.0 - q)
+    return n * kl < LOG_BOUND
+
+
+def classify_dropout(y, v, tau, atol, exact_zero):
+    """Per element: 0 dropped, 1 kept (within tau*|v| + atol of v), 2 ambiguous (v too close to
+    zero to tell), -1 neither; and the worst distance / tolerance. A dropped element is exactly
+    zero (exact_zero) or, for recovered values, within the tolerance of zero."""
+    tol = tau * v.abs() + atol
+    cls = torch.full(v.shape, -1, dtype=torch.int8)
+    if exact_zero:
+        kept = (y - v).abs() <= tol
+        cls[y == 0] = 0
+        cls[kept] = 1
+        cls[v.abs() <= 2 * tol] = 2
+        fit = float(((y - v).abs() / tol)[cls == 1].max()) if bool((cls == 1).any()) else 0.0
+        return cls, fit
+    cls[y.abs() <= tol] = 0
+    cls[(y - v).abs() <= tol] = 1
+    cls[v.abs() <= 2 * tol] = 2
+    dist = torch.minimum(y.abs(), (y - v).abs()) / tol
+    fit = float(dist[cls <= 1].max()) if bool((cls <= 1).any()) else 0.0
+    return cls, fit
+
+
+def dropout_mask_verdict(ya, yb, v, p, tau, mean_tol, atol_frac=0.25, stats=None,
+                         exact_zero=True, what="the no-dropout value"):
+    """Judge two draws ya, yb of a dropout result against v (the no-dropout value over 1-p):
+    every element 0 or v, a binomial zero rate around p, kept elements averaging v, and two
+    masks that agree as often as independent ones do."""
+    stats = {} if stats is None else stats
+    classes = []
+    for tag, y in (("a", ya), ("b", yb)):
+        cls, fit = classify_dropout(y, v, tau, tau * float(v.abs().mean()) * atol_frac, exact_zero)
+        stats[f"fit_{tag}"] = fit
+        bad = int((cls < 0).sum())
+        if bad:
+            i = tuple(int(j) for j in (cls < 0).nonzero()[0])
+            return {"ok": False, "stats": stats,
+                    "message": f"draw {tag}: {bad} elements are neither 0 nor {what} / (1 - p) "
+                               f"(first at {i}: got {float(y[i]):.6g}, expected 0 or "
+                               f"{float(v[i]):.6g})"}
+        dropped, kept = int((cls == 0).sum()), int((cls == 1).sum())
+        n = dropped + kept
+        if n < 500:
+            return {"ok": False, "stats": stats, "message": f"draw {tag}: only {n} decidable elements"}
+        ratio = float((y[cls == 1] / v[cls == 1]).mean()) if kept else float("nan")
+        stats[f"zero_rate_{tag}"] = dropped / n
+        stats[f"kept_ratio_{tag}"] = ratio
+        stats["decided"] = n
+        if not binomial_ok(dropped, n, p):
+            return {"ok": False, "stats": stats,
+                    "message": f"draw {tag}: zero rate {dropped / n:.4f} over {n} elements is "
+                               f"outside the binomial bound around p = {p}"}
+        if kept and abs(ratio - 1.0) > mean_tol:
+            return {"ok": False, "stats": stats,
+                    "message": f"draw {tag}: kept elements average {ratio:.5f} times the expected "
+                               f"value (scale by 1/(1-p))"}
+        classes.append(cls)
+    both = (classes[0] != 2) & (classes[1] != 2)
+    n = int(both.sum())
+    agree = int((classes[0][both] == classes[1][both]).sum())
+    stats["mask_agreement"] = agree / n
+    if agree == n:
+        return {"ok": False, "stats": stats, "message": "the two draws have the same mask"}
+    if not binomial_ok(agree, n, p * p + (1 - p) * (1 - p)):
+        return {"ok": False, "stats": stats,
+                "message": f"the two draws agree on {agree / n:.4f} of the positions; independent "
+                           f"masks agree on p^2 + (1-p)^2 = {p * p + (1 - p) ** 2:.4f}"}
+    return {"ok": True, "stats": stats, "message": "ok"}

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from kbx_worker.casegen import Case
+from kbx_worker.contracts import dropout_mask_verdict
 
 
 def fused_mul_add_logsoftmax_dropout_bmm(input1, input2, other, mat2, p=0.5, training=True,
@@ -99,75 +100,7 @@ def cost(input1, input2, other, mat2, p=0.5, training=True, inplace=False, dim=-
 
 # ---- statistical contract for the random cases ---------------------------------------------------
 
-_LOG_BOUND = math.log(2e9)  # a two-sided test at this bound fails a correct kernel w.p. < 1e-9
 _MAX_ROWS = 4096            # rows of D reconstructed per draw (the judge runs on a CPU)
-
-
-def _binomial_ok(k, n, q):
-    """Chernoff: for X ~ Bin(n, q), P(|X/n - q| >= |k/n - q|) <= 2 exp(-n KL(k/n || q))."""
-    f = k / n
-
-    def term(a, b):
-        return 0.0 if a == 0 else a * math.log(a / b)
-    kl = term(f, q) + term(1.0 - f, 1.0 - q)
-    return n * kl < _LOG_BOUND
-
-
-def _classify(d, v, tau, atol):
-    """0 dropped (|d| within tolerance of 0), 1 kept (d within tolerance of v), 2 ambiguous
-    (v too close to zero to tell), -1 neither."""
-    tol = tau * v.abs() + atol
-    cls = torch.full(v.shape, -1, dtype=torch.int8)
-    cls[d.abs() <= tol] = 0
-    cls[(d - v).abs() <= tol] = 1
-    cls[v.abs() <= 2 * tol] = 2
-    dist = torch.minimum(d.abs(), (d - v).abs()) / tol
-    fit = float(dist[cls <= 1].max()) if bool((cls <= 1).any()) else 0.0
-    return cls, fit
-
-
-def _dropout_verdict(da, db, v, p, tau, mean_tol):
-    stats = {}
-    classes = []
-    for tag, d in (("a", da), ("b", db)):
-        cls, fit = _classify(d, v, tau, tau * float(v.abs().mean()) * 0.25)
-        stats[f"fit_{tag}"] = fit
-        bad = int((cls < 0).sum())
-        if bad:
-            i = tuple(int(j) for j in (cls < 0).nonzero()[0])
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: {bad} entries of the reconstructed dropout output are "
-                               f"neither 0 nor log_softmax / (1 - p) (first at {i}: got "
-                               f"{float(d[i]):.6g}, expected 0 or {float(v[i]):.6g})"}
-        dropped, kept = int((cls == 0).sum()), int((cls == 1).sum())
-        n = dropped + kept
-        if n < 500:
-            return {"ok": False, "stats": stats, "message": f"draw {tag}: only {n} decidable entries"}
-        ratio = float((d[cls == 1] / v[cls == 1]).mean()) if kept else float("nan")
-        stats[f"zero_rate_{tag}"] = dropped / n
-        stats[f"kept_ratio_{tag}"] = ratio
-        stats["decided"] = n
-        if not _binomial_ok(dropped, n, p):
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: zero rate {dropped / n:.4f} over {n} entries is "
-                               f"outside the binomial bound around p = {p}"}
-        if kept and abs(ratio - 1.0) > mean_tol:
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: kept entries average {ratio:.5f} times the expected "
-                               f"value (scale by 1/(1-p))"}
-        classes.append(cls)
-    both = (classes[0] != 2) & (classes[1] != 2)
-    n = int(both.sum())
-    agree = int((classes[0][both] == classes[1][both]).sum())
-    stats["mask_agreement"] = agree / n
-    if agree == n:
-        return {"ok": False, "stats": stats, "message": "the two draws have the same mask"}
-    if not _binomial_ok(agree, n, p * p + (1 - p) * (1 - p)):
-        return {"ok": False, "stats": stats,
-                "message": f"the two draws agree on {agree / n:.4f} of the positions; independent "
-                           f"masks agree on p^2 + (1-p)^2 = {p * p + (1 - p) ** 2:.4f}"}
-    return {"ok": True, "stats": stats, "message": "ok"}
-
 
 def judge(args, kwargs, out_a, out_b):
     """The dropout mask sits before the bmm, so it is not visible in the output directly. Every
@@ -201,5 +134,6 @@ def judge(args, kwargs, out_a, out_b):
         return torch.linalg.lstsq(lhs, rhs).solution.transpose(-1, -2)  # (b, rows, k)
 
     half = mat2.dtype in (torch.float16, torch.bfloat16)
-    return _dropout_verdict(recover(out_a), recover(out_b), L[:, rows, :] / (1.0 - p), p,
-                            tau=0.05 if half else 1e-3, mean_tol=0.01 if half else 1e-4)
+    return dropout_mask_verdict(recover(out_a), recover(out_b), L[:, rows, :] / (1.0 - p), p,
+                                tau=0.05 if half else 1e-3, mean_tol=0.01 if half else 1e-4,
+                                exact_zero=False, what="log_softmax")

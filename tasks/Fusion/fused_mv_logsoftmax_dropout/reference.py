@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from kbx_worker.casegen import Case
+from kbx_worker.contracts import dropout_mask_verdict
 
 
 def fused_mv_logsoftmax_dropout(input, vec, p=0.5, training=True, inplace=False, dim=0, *, out=None):
@@ -83,76 +84,6 @@ def cost(input, vec, p=0.5, training=True, inplace=False, dim=0, *, out=None):
 
 # ---- statistical contract for the random cases ---------------------------------------------------
 
-_LOG_BOUND = math.log(2e9)  # a two-sided test at this bound fails a correct kernel w.p. < 1e-9
-
-
-def _binomial_ok(k, n, q):
-    """Chernoff: for X ~ Bin(n, q), P(|X/n - q| >= |k/n - q|) <= 2 exp(-n KL(k/n || q))."""
-    f = k / n
-
-    def term(a, b):
-        return 0.0 if a == 0 else a * math.log(a / b)
-    kl = term(f, q) + term(1.0 - f, 1.0 - q)
-    return n * kl < _LOG_BOUND
-
-
-def _classify(y, v, tau, atol):
-    """0 dropped (exactly zero), 1 kept (within tau*|v| + atol of v), 2 ambiguous (v too close
-    to zero to tell), -1 neither; and the largest |y - v| / tolerance among kept entries."""
-    tol = tau * v.abs() + atol
-    kept = (y - v).abs() <= tol
-    zero = y == 0
-    cls = torch.full(v.shape, -1, dtype=torch.int8)
-    cls[zero] = 0
-    cls[kept] = 1
-    cls[v.abs() <= 2 * tol] = 2
-    fit = float(((y - v).abs() / tol)[cls == 1].max()) if bool((cls == 1).any()) else 0.0
-    return cls, fit
-
-
-def _dropout_verdict(ya, yb, v, p, tau, mean_tol):
-    stats = {}
-    classes = []
-    for tag, y in (("a", ya), ("b", yb)):
-        cls, fit = _classify(y, v, tau, tau * float(v.abs().mean()) * 0.25)
-        stats[f"fit_{tag}"] = fit
-        bad = int((cls < 0).sum())
-        if bad:
-            i = int((cls < 0).nonzero()[0][0])
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: {bad} elements are neither 0 nor the no-dropout value "
-                               f"/ (1 - p) (first at {i}: got {float(y[i])}, expected 0 or "
-                               f"{float(v[i])})"}
-        dropped, kept = int((cls == 0).sum()), int((cls == 1).sum())
-        n = dropped + kept
-        if n < 500:
-            return {"ok": False, "stats": stats, "message": f"draw {tag}: only {n} decidable elements"}
-        ratio = float((y[cls == 1] / v[cls == 1]).mean()) if kept else float("nan")
-        stats[f"zero_rate_{tag}"] = dropped / n
-        stats[f"kept_ratio_{tag}"] = ratio
-        stats["decided"] = n
-        if not _binomial_ok(dropped, n, p):
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: zero rate {dropped / n:.4f} over {n} elements is "
-                               f"outside the binomial bound around p = {p}"}
-        if kept and abs(ratio - 1.0) > mean_tol:
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: kept elements average {ratio:.5f} times the expected "
-                               f"value (scale by 1/(1-p))"}
-        classes.append(cls)
-    both = (classes[0] != 2) & (classes[1] != 2)
-    n = int(both.sum())
-    agree = int((classes[0][both] == classes[1][both]).sum())
-    stats["mask_agreement"] = agree / n
-    if agree == n:
-        return {"ok": False, "stats": stats, "message": "the two draws have the same mask"}
-    if not _binomial_ok(agree, n, p * p + (1 - p) * (1 - p)):
-        return {"ok": False, "stats": stats,
-                "message": f"the two draws agree on {agree / n:.4f} of the positions; independent "
-                           f"masks agree on p^2 + (1-p)^2 = {p * p + (1 - p) ** 2:.4f}"}
-    return {"ok": True, "stats": stats, "message": "ok"}
-
-
 def judge(args, kwargs, out_a, out_b):
     bound = inspect.signature(fused_mv_logsoftmax_dropout).bind(*args, **kwargs)
     bound.apply_defaults()
@@ -165,5 +96,6 @@ def judge(args, kwargs, out_a, out_b):
                                f"{inp.dtype}"}
     expected = F.log_softmax(torch.mv(inp.double().cpu(), vec.double().cpu()), dim=dim) / (1.0 - p)
     half = inp.dtype in (torch.float16, torch.bfloat16)
-    return _dropout_verdict(out_a.double().cpu(), out_b.double().cpu(), expected, p,
-                            tau=0.05 if half else 1e-3, mean_tol=0.01 if half else 1e-4)
+    return dropout_mask_verdict(out_a.double().cpu(), out_b.double().cpu(), expected, p,
+                                tau=0.05 if half else 1e-3, mean_tol=0.01 if half else 1e-4,
+                                exact_zero=True, what="log_softmax")

@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from kbx_worker.casegen import Case
+from kbx_worker.contracts import dropout_mask_verdict
 
 
 def fused_transformer_block(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=None):
@@ -108,74 +109,7 @@ def cost(input, weight1, weight2, residual, dropout_p=0.1, eps=1e-05, *, out=Non
 
 # ---- statistical contract for the random cases ---------------------------------------------------
 
-_LOG_BOUND = math.log(2e9)  # a two-sided test at this bound fails a correct kernel w.p. < 1e-9
 _WORK = 1 << 21             # rows whose mask is reconstructed: max(256, _WORK / (d_out * d_k))
-
-
-def _binomial_ok(k, n, q):
-    """Chernoff: for X ~ Bin(n, q), P(|X/n - q| >= |k/n - q|) <= 2 exp(-n KL(k/n || q))."""
-    f = k / n
-
-    def term(a, b):
-        return 0.0 if a == 0 else a * math.log(a / b)
-    kl = term(f, q) + term(1.0 - f, 1.0 - q)
-    return n * kl < _LOG_BOUND
-
-
-def _classify(d, v, tau, atol):
-    """0 dropped (|d| within tolerance of 0), 1 kept (d within tolerance of v), 2 ambiguous
-    (v too close to zero to tell), -1 neither; and the worst distance / tolerance."""
-    tol = tau * v.abs() + atol
-    cls = torch.full(v.shape, -1, dtype=torch.int8)
-    cls[d.abs() <= tol] = 0
-    cls[(d - v).abs() <= tol] = 1
-    cls[v.abs() <= 2 * tol] = 2
-    dist = torch.minimum(d.abs(), (d - v).abs()) / tol
-    fit = float(dist[cls <= 1].max()) if bool((cls <= 1).any()) else 0.0
-    return cls, fit
-
-
-def _dropout_verdict(da, db, v, p, tau, atol_frac, mean_tol, stats):
-    classes = []
-    for tag, d in (("a", da), ("b", db)):
-        cls, fit = _classify(d, v, tau, tau * float(v.abs().mean()) * atol_frac)
-        stats[f"fit_{tag}"] = fit
-        bad = int((cls < 0).sum())
-        if bad:
-            i = tuple(int(j) for j in (cls < 0).nonzero()[0])
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: {bad} entries of the reconstructed dropout output are "
-                               f"neither 0 nor softmax / (1 - p) (first at sampled row/column {i}: "
-                               f"got {float(d[i]):.6g}, expected 0 or {float(v[i]):.6g})"}
-        dropped, kept = int((cls == 0).sum()), int((cls == 1).sum())
-        n = dropped + kept
-        if n < 500:
-            return {"ok": False, "stats": stats, "message": f"draw {tag}: only {n} decidable entries"}
-        ratio = float((d[cls == 1] / v[cls == 1]).mean()) if kept else float("nan")
-        stats[f"zero_rate_{tag}"] = dropped / n
-        stats[f"kept_ratio_{tag}"] = ratio
-        stats["decided"] = n
-        if not _binomial_ok(dropped, n, p):
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: zero rate {dropped / n:.4f} over {n} entries is "
-                               f"outside the binomial bound around p = {p}"}
-        if kept and abs(ratio - 1.0) > mean_tol:
-            return {"ok": False, "stats": stats,
-                    "message": f"draw {tag}: kept entries average {ratio:.5f} times the expected "
-                               f"value (scale by 1/(1-p))"}
-        classes.append(cls)
-    both = (classes[0] != 2) & (classes[1] != 2)
-    n = int(both.sum())
-    agree = int((classes[0][both] == classes[1][both]).sum())
-    stats["mask_agreement"] = agree / n
-    if agree == n:
-        return {"ok": False, "stats": stats, "message": "the two draws have the same mask"}
-    if not _binomial_ok(agree, n, p * p + (1 - p) * (1 - p)):
-        return {"ok": False, "stats": stats,
-                "message": f"the two draws agree on {agree / n:.4f} of the positions; independent "
-                           f"masks agree on p^2 + (1-p)^2 = {p * p + (1 - p) ** 2:.4f}"}
-    return {"ok": True, "stats": stats, "message": "ok"}
-
 
 def judge(args, kwargs, out_a, out_b):
     """The mask sits between the softmax and the second matmul, and a layer norm follows, so it is
@@ -243,6 +177,7 @@ def judge(args, kwargs, out_a, out_b):
                     "message": f"draw {tag}: the output is not layer_norm(z @ weight2 + residual) "
                                f"for any z (relative misfit {float(resid.max()):.3g})"}
         recovered.append(s[:, None] * alpha - beta)
-    return _dropout_verdict(recovered[0], recovered[1], soft / (1.0 - p), p,
-                            tau=0.1 if half else 1e-3, atol_frac=1.0 if half else 0.25,
-                            mean_tol=0.01 if half else 1e-4, stats=stats)
+    return dropout_mask_verdict(recovered[0], recovered[1], soft / (1.0 - p), p,
+                                tau=0.1 if half else 1e-3, atol_frac=1.0 if half else 0.25,
+                                mean_tol=0.01 if half else 1e-4, stats=stats,
+                                exact_zero=False, what="softmax")
