@@ -160,6 +160,20 @@ Compat parse_compat(const toml::table* table, const std::string& file) {
   return c;
 }
 
+/// The shared worker modules a reference.py may import (case builders, statistical judges):
+/// their text is part of every task's hash, since they are part of its semantics.
+const std::string& shared_reference_code() {
+  static const std::string text = [] {
+    std::string all;
+    for (const char* name : {"casegen.py", "contracts.py"}) {
+      const fs::path path = kbx_home() / "python" / "kbx_worker" / name;
+      if (fs::exists(path)) all += read_file(path) + '\0';
+    }
+    return all;
+  }();
+  return text;
+}
+
 }  // namespace
 
 Task load_task(const fs::path& dir) {
@@ -211,7 +225,7 @@ Task load_task(const fs::path& dir) {
   const fs::path reference = dir / "reference.py";
   if (!fs::exists(reference)) throw Error(reference.string() + ": missing (the task's reference)");
   t.dir = dir;
-  t.hash = sha256_hex(text + '\0' + read_file(reference));
+  t.hash = sha256_hex(text + '\0' + read_file(reference) + '\0' + shared_reference_code());
   return t;
 }
 

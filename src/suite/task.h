@@ -41,7 +41,7 @@ struct Task {
   Contract contract;
   Compat compat;
   std::filesystem::path dir;  ///< tasks/<Category>/<name>
-  std::string hash;           ///< SHA-256 of task.toml and reference.py together
+  std::string hash;  ///< SHA-256 of task.toml, reference.py and the worker's casegen/contracts
 
   /// "Category/name", the task's identifier everywhere in kbx.
   std::string id() const { return category + "/" + name; }
