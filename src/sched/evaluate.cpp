@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -121,6 +122,100 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   return verdicts;
 }
 
+/// A static fact that decides the job without running anything, if any.
+std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
+                                                             const suite::Task& task,
+                                                             const std::string& track) {
+  if (facts.is_null()) return std::nullopt;
+  if (!facts.value("syntax_ok", false)) {
+    return std::pair{Status::SyntaxError, facts.value("message", "")};
+  }
+  if (!facts.value("entry_found", false)) {
+    return std::pair{Status::NoEntry, "no function " + task.entry + "() defined at module level"};
+  }
+  if (track == "triton" && facts.value("triton_kernels", json::array()).empty()) {
+    return std::pair{Status::StaticReject,
+                     std::string("track triton: no @triton.jit kernel in the source (use --track "
+                                 "any to accept other implementations)")};
+  }
+  return std::nullopt;
+}
+
+/// What the candidate's worker reported: its cases, timings, launches and own time.
+struct WorkerReport {
+  std::map<std::string, json> cases;
+  std::map<std::string, std::vector<double>> ms;
+  double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
+  int triton_launches = 0;
+};
+
+WorkerReport collect(const sandbox::Outcome& o) {
+  WorkerReport w;
+  for (const auto& e : o.events) {
+    const std::string kind = e.value("ev", "");
+    if (kind == "case") {
+      w.cases[e.value("case", "")] = e;
+      w.own_seconds += e.value("call_s", 0.0);
+      w.triton_launches += e.value("triton_launches", 0);
+    } else if (kind == "timing") {
+      w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
+      w.own_seconds += e.value("seconds", 0.0);
+    } else if (kind == "imported") {
+      w.own_seconds += e.value("seconds", 0.0);
+    }
+  }
+  return w;
+}
+
+/// The verdict of one case: the C++ comparison, then the random contract, then the track rule.
+verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const ReferenceCases& ref,
+                               const fs::path& job_dir, const suite::Task& task,
+                               const WorkerEnv& env, const JobSettings& st,
+                               const std::map<std::string, json>& random_verdicts) {
+  const std::string name = ref_ev.value("case", "");
+  const bool random = ref_ev.value("random", false);
+  verdict::CaseVerdict v;
+  try {
+    v = verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev}, task.contract,
+                            env.device, random);
+  } catch (const std::exception& ex) {
+    v.status = Status::HarnessError;
+    v.detail = ex.what();
+  }
+  if (v.status == Status::Passed && random) {
+    auto jv = random_verdicts.find(name);
+    if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
+      v.status = Status::RandomContract;
+      v.detail =
+          jv == random_verdicts.end() ? "judge gave no verdict" : jv->second.value("message", "");
+    }
+  }
+  if (v.status == Status::Passed && st.track == "triton" &&
+      cand_ev.value("triton_launches", 0) == 0 && has_elements(ref_ev)) {
+    v.status = Status::NoTritonLaunch;
+    v.detail =
+        "the call launched no Triton kernel (track triton needs the candidate's own kernels to "
+        "do the work)";
+  }
+  return v;
+}
+
+/// Cost model and timing samples of a case, with its speedup when both sides were timed.
+std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
+                                  const WorkerReport& w) {
+  if (ref_ev.contains("cost")) {
+    cr.flops = ref_ev["cost"].value("flops", 0.0);
+    cr.bytes = ref_ev["cost"].value("bytes", 0.0);
+  }
+  cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
+  cr.eager_ms = timing::median(cr.eager_samples);
+  auto it = w.ms.find(cr.name);
+  if (it == w.ms.end()) return std::nullopt;
+  cr.cand_samples = it->second;
+  cr.cand_ms = timing::median(cr.cand_samples);
+  return timing::case_speedup(cr.eager_samples, cr.cand_samples);
+}
+
 }  // namespace
 
 store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
@@ -156,74 +251,23 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   sandbox::Outcome o = run_worker(env, request, job_dir);
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
-
-  // Static facts come first: they decide without running anything.
-  const json facts = first_event(o, "static");
-  if (!facts.is_null()) {
-    if (!facts.value("syntax_ok", false)) {
-      return finish(Status::SyntaxError, facts.value("message", ""));
-    }
-    if (!facts.value("entry_found", false)) {
-      return finish(Status::NoEntry, "no function " + task.entry + "() defined at module level");
-    }
-    if (st.track == "triton" && facts.value("triton_kernels", json::array()).empty()) {
-      return finish(Status::StaticReject,
-                    "track triton: no @triton.jit kernel in the source (use --track any to "
-                    "accept other implementations)");
-    }
+  if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
+    return finish(fail->first, fail->second);
   }
 
-  std::map<std::string, json> cand_cases;
-  std::map<std::string, std::vector<double>> cand_ms;
-  double accounted = 0;
-  for (const auto& e : o.events) {
-    const std::string kind = e.value("ev", "");
-    if (kind == "case") {
-      cand_cases[e.value("case", "")] = e;
-      accounted += e.value("call_s", 0.0);
-      r.triton_launches += e.value("triton_launches", 0);
-    } else if (kind == "timing") {
-      cand_ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
-      accounted += e.value("seconds", 0.0);
-    } else if (kind == "imported") {
-      accounted += e.value("seconds", 0.0);
-    }
-  }
-  const auto random_verdicts = judge_random(env, task, ref, cand_cases, job_dir);
-
+  const WorkerReport w = collect(o);
+  r.triton_launches = w.triton_launches;
+  const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
   Status first_fail = Status::Passed;
   std::string first_detail;
   std::vector<double> speedups;
   for (const auto& ev : ref.cases) {
-    const std::string name = ev.value("case", "");
-    auto it = cand_cases.find(name);
-    if (it == cand_cases.end()) continue;
     store::CaseResult cr;
-    cr.name = name;
+    cr.name = ev.value("case", "");
     cr.tier = ev.value("tier", "");
-    verdict::CaseVerdict v;
-    try {
-      v = verdict::judge_case({ref.dir / name, job_dir / name, ev, it->second}, task.contract,
-                              env.device, ev.value("random", false));
-    } catch (const std::exception& ex) {
-      v.status = Status::HarnessError;
-      v.detail = ex.what();
-    }
-    if (v.status == Status::Passed && ev.value("random", false)) {
-      auto jv = random_verdicts.find(name);
-      if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
-        v.status = Status::RandomContract;
-        v.detail =
-            jv == random_verdicts.end() ? "judge gave no verdict" : jv->second.value("message", "");
-      }
-    }
-    if (v.status == Status::Passed && st.track == "triton" &&
-        it->second.value("triton_launches", 0) == 0 && has_elements(ev)) {
-      v.status = Status::NoTritonLaunch;
-      v.detail =
-          "the call launched no Triton kernel (track triton needs the candidate's own "
-          "kernels to do the work)";
-    }
+    auto it = w.cases.find(cr.name);
+    if (it == w.cases.end()) continue;
+    const auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts);
     cr.status = status_str(v.status);
     cr.error_ratio = v.ratio;
     cr.detail = v.detail;
@@ -232,26 +276,16 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       ++r.cases_passed;
     } else if (first_fail == Status::Passed) {
       first_fail = v.status;
-      first_detail = "case " + name + ": " + v.detail;
+      first_detail = "case " + cr.name + ": " + v.detail;
     }
-    if (ev.contains("cost")) {
-      cr.flops = ev["cost"].value("flops", 0.0);
-      cr.bytes = ev["cost"].value("bytes", 0.0);
-    }
-    cr.eager_samples = ev.value("eager_ms", std::vector<double>{});
-    cr.eager_ms = timing::median(cr.eager_samples);
-    if (cand_ms.count(name)) {
-      cr.cand_samples = cand_ms[name];
-      cr.cand_ms = timing::median(cr.cand_samples);
-      if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples))
-        speedups.push_back(*sp);
-    }
+    if (auto sp = fill_timing(cr, ev, w)) speedups.push_back(*sp);
     r.cases.push_back(std::move(cr));
   }
-  r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - accounted);
+  r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
   if (std::getenv("KBX_DEBUG_TIMING")) {
     std::fprintf(stderr, "kbx: %s: worker %.2f s (candidate's own %.2f s), judging %.2f s\n",
-                 task.id().c_str(), t_worker, accounted, monotonic_seconds() - t_spawn - t_worker);
+                 task.id().c_str(), t_worker, w.own_seconds,
+                 monotonic_seconds() - t_spawn - t_worker);
   }
   if (!st.keep_files) fs::remove_all(job_dir);
 
@@ -268,7 +302,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     return finish(pstatus,
                   pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800)));
   }
-  if (static_cast<int>(cand_cases.size()) < r.cases_total) {
+  if (static_cast<int>(w.cases.size()) < r.cases_total) {
     return finish(Status::HarnessError, "worker finished without running every case");
   }
   r.speedup = timing::geomean(speedups);
