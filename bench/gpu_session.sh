@@ -2,53 +2,66 @@
 # One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
 # built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
 # under $OUT (or ./gpu-out).
-#   bench/gpu_session.sh [TASKS]
+#   [STEPS="doctor run1 zeros run2 check probe"] bench/gpu_session.sh [TASKS]
+# SESSION_DIR, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-$PWD/gpu-out}
-OUT=/tmp/kbx-session   # logs gather here; one archive goes to $FINAL at the end (few files return)
+OUT=${SESSION_DIR:-/tmp/kbx-session}  # logs gather here; one archive goes to $FINAL at the end
+ARCHIVE=${ARCHIVE:-session.tgz}
+STEPS=" ${STEPS:-doctor run1 zeros run2 check probe} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
 rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
 TASKS=${1:-Activation/gelu,Math/add,Math/softmax,Reduce/sum,Reduce/argmax,MatrixMultiply/matmul,Normalization/batch_norm,Loss/mse_loss,Index/index_select,Fusion/fused_add_gelu,Optimizer/AdamW,Quantization/matmul_w8a8}
-export KBX_WORK=/dev/shm/kbx-work
+export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-work}
 export PYTHONUNBUFFERED=1
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
+if want doctor; then
 log doctor
 "$KBX" doctor 2>&1 | tee "$OUT/doctor.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/doctor.txt"
+fi
 
 step() { local t=$1; shift; timeout --signal=KILL "$t" "$@"; echo "   (exit $?)"; }
 
+if want run1; then
 log "expert eval, run 1"
 step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-1.log" 2>&1
 tail -n 2 "$OUT/eval-expert-1.log"
 "$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run1.txt"
+fi
 
+if want zeros; then
 log "zero candidates"
-python3 bench/make_zero_candidates.py /tmp/zeros --tasks "$TASKS" >/dev/null
-step ${ZERO_TIMEOUT:-120} "$KBX" eval --method zeros --candidates /tmp/zeros --device cuda --tasks "$TASKS" --no-time \
+python3 bench/make_zero_candidates.py "$OUT/zeros" --tasks "$TASKS" >/dev/null
+step ${ZERO_TIMEOUT:-120} "$KBX" eval --method zeros --candidates "$OUT/zeros" --device cuda --tasks "$TASKS" --no-time \
   --db "$OUT/zeros.db" > "$OUT/eval-zeros.log" 2>&1
 "$KBX" results --db "$OUT/zeros.db" --format csv | cut -d, -f3,5 | tee "$OUT/zeros.csv"
+rm -rf "$OUT/zeros"
+fi
 
+if want run2; then
 log "expert eval, run 2"
 step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
 "$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run2.txt"
+fi
 
-if [ "${SKIP_CHECK:-0}" != 1 ]; then
+if want check && [ "${SKIP_CHECK:-0}" != 1 ]; then
 log "suite check (cuda) on $TASKS"
 step ${CHECK_TIMEOUT:-110} "$KBX" suite check --device cuda --task "$TASKS" > "$OUT/suite-check.txt" 2>&1
 tail -n 3 "$OUT/suite-check.txt"; grep -A3 FAIL "$OUT/suite-check.txt" | head -30
 fi
 
-if [ "${SKIP_PROBE:-0}" != 1 ] && [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
+if want probe && [ "${SKIP_PROBE:-0}" != 1 ] && [ -f .carry/lib/libkbx_probe.so ] && [ -f probe/tools/gpu_check.py ]; then
   log "probe check"
   step 45 python3 probe/tools/gpu_check.py --lib .carry/lib/libkbx_probe.so \
     --save "$OUT/probe-trace.bin" > "$OUT/probe-check.txt" 2>&1
   tail -n 25 "$OUT/probe-check.txt"
 fi
-"$KBX" results --db "$OUT/expert.db" --format json > "$OUT/expert-latest.json" 2>/dev/null
-tar czf "$FINAL/session.tgz" -C "$OUT" .
+[ -f "$OUT/expert.db" ] && "$KBX" results --db "$OUT/expert.db" --format json > "$OUT/expert-latest.json" 2>/dev/null
+tar czf "$FINAL/$ARCHIVE" -C "$OUT" .
 log done

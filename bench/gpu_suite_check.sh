@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # `kbx suite check --device cuda`, one category at a time under its own time limit, on the GPU
 # machine (binary carried in .carry/, as for bench/gpu_session.sh). Logs and a summary are
-# archived into $OUT/suite-check.tgz; the summary is printed last.
+# archived into $OUT/$ARCHIVE (default suite-check.tgz); the summary is printed last.
+# LOGS, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 #   bench/gpu_suite_check.sh [Category ...]      (default: all 15)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-$PWD/gpu-out}
-LOGS=/tmp/kbx-suite-check
+LOGS=${LOGS:-/tmp/kbx-suite-check}
+ARCHIVE=${ARCHIVE:-suite-check.tgz}
 rm -rf "$LOGS"; mkdir -p "$LOGS" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
 export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-check}
@@ -25,6 +27,6 @@ for c in "${cats[@]}"; do
   grep -A4 '^FAIL' "$LOGS/$c.txt" | head -20 >> "$LOGS/failures.txt"
   rm -rf "$KBX_WORK"
 done
-tar czf "$FINAL/suite-check.tgz" -C "$LOGS" .
+tar czf "$FINAL/$ARCHIVE" -C "$LOGS" .
 cat "$LOGS/failures.txt" 2>/dev/null | head -60
 cat "$LOGS/summary.txt"

@@ -24,6 +24,15 @@ def upcast(value):
     return value
 
 
+def same_bits(a, b):
+    """Bitwise equality (NaN payloads included), for telling which inputs a call updated."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.numel() == 0:
+        return True
+    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+
+
 def sync(device):
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)

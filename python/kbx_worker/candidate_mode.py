@@ -1,6 +1,6 @@
 """Candidate mode: check the source statically, import it, run every case, time the full ones.
 
-The verdict is not computed here: outputs and the inputs as left after each call go to files,
+The verdict is not computed here: outputs and the inputs a call changed go to files,
 and the supervisor compares them with the reference's, which another process produced.
 """
 
@@ -12,7 +12,7 @@ import traceback
 import torch
 
 from .argcodec import decode_call
-from .calls import classify_exception, save_result, sync
+from .calls import classify_exception, same_bits, save_result, sync
 from .static import check_source
 from .taskload import load_module
 from .tensorio import read_kbt, write_kbt
@@ -86,6 +86,7 @@ def run(request, channel):
     for case in request["cases"]:
         tensors = read_kbt(case["inputs"], device)
         args, kwargs = decode_call(case["call"], tensors)
+        pristine = {k: v.detach().clone() for k, v in tensors.items()}
         before = counter.count
         t_call = time.perf_counter()
         try:
@@ -96,12 +97,16 @@ def run(request, channel):
         except Exception as exc:
             _fail(channel, "run", exc, case=case["name"])
             return 0
+        call_s = time.perf_counter() - t_call
         base = case["out_prefix"]
         t_save = time.perf_counter()
         structure, meta = save_result(result, base + ".cand.kbt", tensors, device)
-        write_kbt(base + ".cand_after.kbt", tensors)
+        # Only the inputs the call changed travel back; the supervisor takes a missing one as
+        # unchanged and compares it with the reference's (updated or original) input.
+        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+        del pristine
+        write_kbt(base + ".cand_after.kbt", changed)
         save_s = time.perf_counter() - t_save
-        call_s = time.perf_counter() - t_call
         if case.get("random"):
             try:  # a second draw on the same inputs, with another seed, for the judge
                 args2, kwargs2 = decode_call(case["call"], read_kbt(case["inputs"], device))

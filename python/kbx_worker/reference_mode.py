@@ -15,20 +15,11 @@ import traceback
 import torch
 
 from .argcodec import encode_call
-from .calls import save_result, sync, upcast
+from .calls import same_bits, save_result, sync, upcast
 from .casegen import Ctx, case_seed
 from . import tensorio
 from .taskload import Reference
 from .timer import CudaTimer
-
-
-def _same_bits(a, b):
-    """Bitwise equality (NaN payloads included), for telling which inputs a call updated."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.numel() == 0:
-        return True
-    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
 
 
 def _run_case(ref, job, case, device, channel, timer):
@@ -50,7 +41,7 @@ def _run_case(ref, job, case, device, channel, timer):
     result = ref.entry(*args, **kwargs)
     sync(device)
     structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save)
-    changed = [k for k, v in tensors.items() if not _same_bits(before[k], v)]
+    changed = [k for k, v in tensors.items() if not same_bits(before[k], v)]
     del before
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,

@@ -233,8 +233,6 @@ LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* sh
   if (!is_floating(ref.dtype) || contract.tolerance == suite::Tolerance::Exact) {
     return compare_exact(cand, ref);
   }
-  const auto c = cand.to_doubles();
-  const auto r = ref.to_doubles();
   const bool use_shadow =
       contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
   if (!use_shadow) return compare_allclose(cand, ref, contract);
