@@ -124,7 +124,7 @@ def _w8a8_kernel(qa_ptr, qb_ptr, ax_ptr, aw_ptr, c_ptr, M, N, K,
         k_left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=rk[None, :] < k_left, other=0)
         b = tl.load(b_ptrs, mask=rk[:, None] < k_left, other=0)
-        acc = tl.dot(a, b, acc)
+        acc = tl.dot(a, b, acc, out_dtype=tl.int32)  # Triton 3.6 asserts on an int32 acc without it
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * N
     m_ok = rm < M
