@@ -2,14 +2,14 @@
 # One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
 # built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
 # under $OUT (or ./gpu-out).
-#   [STEPS="doctor run1 zeros run2 check probe"] bench/gpu_session.sh [TASKS]
+#   [STEPS="doctor tensorio run1 zeros run2 check probe"] bench/gpu_session.sh [TASKS]
 # SESSION_DIR, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-$PWD/gpu-out}
 OUT=${SESSION_DIR:-/tmp/kbx-session}  # logs gather here; one archive goes to $FINAL at the end
 ARCHIVE=${ARCHIVE:-session.tgz}
-STEPS=" ${STEPS:-doctor run1 zeros run2 check probe} "
+STEPS=" ${STEPS:-doctor tensorio run1 zeros run2 check probe} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
@@ -24,7 +24,15 @@ log doctor
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee -a "$OUT/doctor.txt"
 fi
 
-step() { local t=$1; shift; timeout --signal=KILL "$t" "$@"; echo "   (exit $?)"; }
+step() { local t=$1; shift; timeout --signal=KILL "$t" "$@"; local rc=$?; echo "   (exit $rc)"; return $rc; }
+
+if want tensorio; then
+log "tensor files: pinned-staged round trips"
+if ! step 60 python3 bench/check_tensorio.py --dir "${KBX_WORK%/*}" > "$OUT/tensorio.txt" 2>&1; then
+  export KBX_TENSOR_STAGING=0; echo "   staging off (KBX_TENSOR_STAGING=0)" | tee -a "$OUT/tensorio.txt"
+fi
+cat "$OUT/tensorio.txt" | tail -n 6
+fi
 
 if want run1; then
 log "expert eval, run 1"

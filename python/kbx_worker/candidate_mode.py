@@ -84,7 +84,9 @@ def run(request, channel):
     channel.send("imported", seconds=time.perf_counter() - t_import)
     timed = []
     for case in request["cases"]:
+        t_read = time.perf_counter()
         tensors = read_kbt(case["inputs"], device)
+        read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
         before = counter.count
@@ -117,7 +119,8 @@ def run(request, channel):
                 _fail(channel, "run", exc, case=case["name"])
                 return 0
         channel.send("case", case=case["name"], structure=structure, outputs=meta,
-                     triton_launches=counter.count - before, call_s=call_s, save_s=save_s)
+                     triton_launches=counter.count - before, call_s=call_s, save_s=save_s,
+                     read_s=read_s)
         if case["tier"] == "full":
             timed.append((case["name"], args, kwargs))
     if request.get("time") and torch.device(device).type == "cuda" and timed:

@@ -6,6 +6,7 @@ Layout (little-endian):
   u8 ndim, i64 shape[ndim], u64 nbytes, raw C-contiguous data.
 """
 
+import os
 import struct
 
 import numpy as np
@@ -50,6 +51,72 @@ def _as_numpy(t):
     return t.numpy()
 
 
+class _Staging:
+    """Two reusable pinned host buffers through which GPU tensors go to and from files.
+
+    Moving gigabytes through one fresh pageable array per tensor costs a page fault per 4 KiB
+    and a staged copy; chunks of pinned memory cost neither."""
+
+    CHUNK = 64 << 20
+    _buffers = None
+
+    @classmethod
+    def buffers(cls):
+        if cls._buffers is None:
+            cls._buffers = [torch.empty(cls.CHUNK, dtype=torch.uint8, pin_memory=True)
+                            for _ in range(2)]
+        return cls._buffers
+
+
+_STAGE_MIN_BYTES = 4 << 20  # smaller tensors take the plain path
+# KBX_TENSOR_STAGING=0 turns the pinned path off (a fallback, and bench/check_tensorio.py's baseline)
+STAGING = os.environ.get("KBX_TENSOR_STAGING", "1") != "0"
+
+
+def _use_staging(device, nbytes):
+    return STAGING and torch.device(device).type == "cuda" and nbytes >= _STAGE_MIN_BYTES
+
+
+def _staged(t):
+    return _use_staging(t.device, t.numel() * t.element_size())
+
+
+def _bytes_view(t):
+    """The tensor's bytes as a flat uint8 tensor on its device (contiguous, conjugation resolved)."""
+    t = t.detach()
+    if t.is_conj():
+        t = t.resolve_conj()
+    return t.contiguous().reshape(-1).view(torch.uint8)
+
+
+def _write_staged(f, t):
+    flat = _bytes_view(t)
+    for pos in range(0, flat.numel(), _Staging.CHUNK):
+        n = min(_Staging.CHUNK, flat.numel() - pos)
+        buf = _Staging.buffers()[0]
+        buf[:n].copy_(flat[pos:pos + n])  # synchronous device-to-host into pinned memory
+        f.write(memoryview(buf.numpy())[:n])
+
+
+def _read_staged(f, path, name, shape, dtype, nbytes, device):
+    out = torch.empty(shape, dtype=dtype, device=device)
+    flat = out.reshape(-1).view(torch.uint8)
+    bufs = _Staging.buffers()
+    done = [None, None]  # per buffer: the event after which it may be refilled
+    for i, pos in enumerate(range(0, nbytes, _Staging.CHUNK)):
+        n = min(_Staging.CHUNK, nbytes - pos)
+        k = i % 2
+        if done[k] is not None:
+            done[k].synchronize()
+        if f.readinto(memoryview(bufs[k].numpy())[:n]) != n:
+            raise ValueError(f"{path}: truncated tensor {name}")
+        flat[pos:pos + n].copy_(bufs[k][:n], non_blocking=True)
+        done[k] = torch.cuda.Event()
+        done[k].record()
+    torch.cuda.current_stream(out.device).synchronize()
+    return out
+
+
 def write_kbt(path, tensors):
     """Write an ordered mapping name -> torch.Tensor to path."""
     with open(path, "wb") as f:
@@ -58,14 +125,18 @@ def write_kbt(path, tensors):
         for name, t in tensors.items():
             nb = name.encode("utf-8")
             dn = dtype_name(t.dtype).encode()
-            arr = _as_numpy(t)
+            staged = _staged(t)
+            arr = None if staged else _as_numpy(t)
+            nbytes = t.numel() * t.element_size() if staged else arr.nbytes
             f.write(struct.pack("<H", len(nb)) + nb)
             f.write(struct.pack("<H", len(dn)) + dn)
             f.write(struct.pack("<B", t.dim()))
             for s in t.shape:
                 f.write(struct.pack("<q", s))
-            f.write(struct.pack("<Q", arr.nbytes))
-            if arr.nbytes:
+            f.write(struct.pack("<Q", nbytes))
+            if staged:
+                _write_staged(f, t)
+            elif arr.nbytes:
                 f.write(memoryview(arr.reshape(-1)).cast("B"))
 
 
@@ -84,6 +155,9 @@ def read_kbt(path, device="cpu"):
             (ndim,) = struct.unpack("<B", f.read(1))
             shape = struct.unpack(f"<{ndim}q", f.read(8 * ndim)) if ndim else ()
             (nbytes,) = struct.unpack("<Q", f.read(8))
+            if _use_staging(device, nbytes):
+                out[name] = _read_staged(f, path, name, shape, dtype, nbytes, device)
+                continue
             view_dtype, np_dtype = _NUMPY_VIEW.get(dtype, (dtype, None))
             if np_dtype is None:
                 np_dtype = torch.empty((), dtype=dtype).numpy().dtype

@@ -157,6 +157,7 @@ std::map<std::string, std::string> scrubbed_environment(
                                  "CUDA_HOME",
                                  "CUDA_PATH",
                                  "CUDA_VISIBLE_DEVICES",
+                                 "KBX_TENSOR_STAGING",
                                  "OMP_NUM_THREADS",
                                  "OPENBLAS_CORETYPE",
                                  "OPENBLAS_L2_SIZE",

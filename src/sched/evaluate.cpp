@@ -146,6 +146,7 @@ struct WorkerReport {
   std::map<std::string, json> cases;
   std::map<std::string, std::vector<double>> ms;
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
+  double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int triton_launches = 0;
 };
 
@@ -156,6 +157,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
     if (kind == "case") {
       w.cases[e.value("case", "")] = e;
       w.own_seconds += e.value("call_s", 0.0);
+      w.io_seconds += e.value("read_s", 0.0) + e.value("save_s", 0.0);
       w.triton_launches += e.value("triton_launches", 0);
     } else if (kind == "timing") {
       w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
@@ -283,8 +285,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   }
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
   if (std::getenv("KBX_DEBUG_TIMING")) {
-    std::fprintf(stderr, "kbx: %s: worker %.2f s (candidate's own %.2f s), judging %.2f s\n",
-                 task.id().c_str(), t_worker, w.own_seconds,
+    std::fprintf(stderr,
+                 "kbx: %s: worker %.2f s (candidate's own %.2f s, tensor files %.2f s), judging "
+                 "%.2f s\n",
+                 task.id().c_str(), t_worker, w.own_seconds, w.io_seconds,
                  monotonic_seconds() - t_spawn - t_worker);
   }
   if (!st.keep_files) fs::remove_all(job_dir);

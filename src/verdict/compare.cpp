@@ -35,7 +35,7 @@ std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tenso
   constexpr size_t kChunk = 1 << 15;
   const size_t n = ref.value_count();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::clamp<size_t>(n / (1 << 20), 1, std::min<size_t>(hw, 8));
+  const size_t threads = std::clamp<size_t>(n / (1 << 20), 1, std::min<size_t>(hw, 16));
   std::vector<State> states(threads);
   auto work = [&](size_t t) {
     std::vector<double> c(kChunk), r(kChunk), s(shadow ? kChunk : 0);
