@@ -56,8 +56,26 @@ def _alias_of(t, inputs):
     return None
 
 
-def save_result(result, path, inputs, expected_device, write=True):
-    """Write the result's leaves to path (unless write is False); return (structure, metadata)."""
+def _same_view(t, x):
+    return (t.device == x.device and t.dtype == x.dtype and t.shape == x.shape
+            and t.stride() == x.stride() and t.data_ptr() == x.data_ptr())
+
+
+def _updated_input_of(t, inputs, updated):
+    """Name of the updated input that t is exactly (same memory, shape and strides), if any."""
+    for name in updated:
+        x = inputs.get(name)
+        if isinstance(x, torch.Tensor) and _same_view(t, x):
+            return name
+    return None
+
+
+def save_result(result, path, inputs, expected_device, write=True, updated=()):
+    """Write the result's leaves to path (unless write is False); return (structure, metadata).
+
+    A leaf that is exactly one of the `updated` inputs (an `out=` argument, an optimizer's
+    state) is not written twice: its metadata says `same_as` that input, whose values travel in
+    the inputs-after file."""
     structure, leaves = flatten_result(result)
     tensors = {}
     meta = []
@@ -69,7 +87,11 @@ def save_result(result, path, inputs, expected_device, write=True):
                         alias=_alias_of(value, inputs))
             if type(value) is not torch.Tensor:
                 info["kind"] = "tensor_subclass"
-            tensors[name] = value
+            same_as = _updated_input_of(value, inputs, updated) if info["kind"] == "tensor" else None
+            if same_as is not None:
+                info["same_as"] = same_as
+            else:
+                tensors[name] = value
         elif value is None:
             info.update(kind="none")
         else:

@@ -40,21 +40,24 @@ def _run_case(ref, job, case, device, channel, timer):
     before = {k: v.detach().clone() for k, v in tensors.items()}
     result = ref.entry(*args, **kwargs)
     sync(device)
-    structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save)
     changed = [k for k, v in tensors.items() if not same_bits(before[k], v)]
     del before
+    random = bool(getattr(case, "random", False))
+    dedup = () if random else changed  # random cases' outputs go whole to the task's judge
+    structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save, dedup)
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
-          "random": bool(getattr(case, "random", False)), "saved": save}
+          "random": random, "saved": save}
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        save_result(sresult, base + ".shadow.kbt", stensors, device, save)
+        save_result(sresult, base + ".shadow.kbt", stensors, device, save,
+                    [k for k in dedup if k in stensors])
         write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
         ev["shadow"] = True
     if case.tier == "full" and ref.cost is not None:

@@ -34,6 +34,12 @@ bool files_equal(const fs::path& a, const fs::path& b) {
   return true;
 }
 
+/// Same outputs and same inputs-after-the-call in two reference runs of a case.
+bool same_outputs(const fs::path& a, const fs::path& b, const std::string& name) {
+  return files_equal(role(a, name, "ref"), role(b, name, "ref")) &&
+         files_equal(role(a, name, "ref_after"), role(b, name, "ref_after"));
+}
+
 /// Output file with the first input tensor in place of the first output (rest zeros).
 verdict::TensorFile identity_outputs(const verdict::TensorFile& ref,
                                      const verdict::TensorFile& in) {
@@ -79,10 +85,14 @@ std::vector<std::string> check_task(const suite::Task& t, const ReferenceCases& 
       if (!files_equal(role(a.dir, name, "in"), role(b.dir, name, "in"))) {
         problems.push_back("case " + name + ": inputs differ for the same seed");
       }
-      if (!random && !files_equal(role(a.dir, name, "ref"), role(b.dir, name, "ref"))) {
+      if (!random && !same_outputs(a.dir, b.dir, name)) {
         // Not bit-identical (atomics on the GPU): the rerun must still pass as a candidate would.
         fs::copy_file(role(b.dir, name, "ref"), role(b.dir, name, "cand"),
                       fs::copy_options::overwrite_existing);
+        if (fs::exists(role(b.dir, name, "ref_after"))) {
+          fs::copy_file(role(b.dir, name, "ref_after"), role(b.dir, name, "cand_after"),
+                        fs::copy_options::overwrite_existing);
+        }
         auto v2 = verdict::judge_case({a.dir / name, b.dir / name, ev, ev}, t.contract, env.device);
         if (v2.status != verdict::Status::Passed) {
           problems.push_back("case " + name + ": not deterministic for a seed (" + v2.detail + ")");
@@ -91,7 +101,7 @@ std::vector<std::string> check_task(const suite::Task& t, const ReferenceCases& 
     }
     const bool in_c = std::any_of(c.cases.begin(), c.cases.end(),
                                   [&](const json& e) { return e.value("case", "") == name; });
-    if (in_c && !files_equal(role(a.dir, name, "ref"), role(c.dir, name, "ref"))) varies = true;
+    if (in_c && !same_outputs(a.dir, c.dir, name)) varies = true;
     if (random) {
       judge_jobs->push_back({{"case", t.id() + "|" + name},
                              {"task_dir", fs::absolute(t.dir).string()},
@@ -104,9 +114,9 @@ std::vector<std::string> check_task(const suite::Task& t, const ReferenceCases& 
       continue;
     }
     deterministic_cases = true;
-    const auto ref = verdict::read_tensor_file(role(a.dir, name, "ref"));
-    const auto in = verdict::read_tensor_file(role(a.dir, name, "in"));
     verdict::CaseFiles f{a.dir / name, a.dir / name, ev, ev};
+    const auto ref = verdict::reference_outputs(f);
+    const auto in = verdict::read_tensor_file(role(a.dir, name, "in"));
     if (verdict::judge_synthetic(f, zero_outputs(ref), t.contract).status !=
         verdict::Status::Passed)
       zero_fails = true;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 namespace kbx::verdict {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -82,10 +85,45 @@ CaseVerdict check_kinds(const json& ref_ev, const json& cand_ev, const std::stri
   return {};
 }
 
+/// The output file with the leaves a worker marked `same_as` an updated input filled in: from
+/// the inputs-after file, or from the original inputs when that input was left unchanged.
+TensorFile with_same_as(TensorFile out, const json& event, const TensorFile& after,
+                        const TensorFile* in) {
+  for (const json& leaf : event.value("outputs", json::array())) {
+    const std::string same_as = leaf.value("same_as", "");
+    const std::string name = leaf.value("name", "out");
+    if (same_as.empty() || out.find(name)) continue;
+    const Tensor* t = after.find(same_as);
+    if (!t && in) t = in->find(same_as);
+    if (!t) continue;  // reported as missing by the comparison
+    Tensor copy = *t;
+    copy.name = name;
+    out.tensors.push_back(std::move(copy));
+  }
+  return out;
+}
+
+/// Output leaves that both sides return as the same updated input: the input comparison
+/// judges their values once.
+std::set<std::string> judged_as_inputs(const json& ref_ev, const json& cand_ev) {
+  std::map<std::string, std::string> ref_same;
+  for (const json& leaf : ref_ev.value("outputs", json::array())) {
+    ref_same[leaf.value("name", "out")] = leaf.value("same_as", "");
+  }
+  std::set<std::string> names;
+  for (const json& leaf : cand_ev.value("outputs", json::array())) {
+    const std::string name = leaf.value("name", "out");
+    const std::string same_as = leaf.value("same_as", "");
+    if (!same_as.empty() && ref_same[name] == same_as) names.insert(name);
+  }
+  return names;
+}
+
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
                      const TensorFile& shadow, const suite::Contract& contract,
-                     bool shapes_only = false) {
+                     bool shapes_only = false, const std::set<std::string>& skip = {}) {
   for (const auto& r : ref.tensors) {
+    if (skip.count(r.name)) continue;
     const Tensor* c = cand.find(r.name);
     if (!c) {
       worsen(v, {Status::ShapeMismatch, INFINITY, 0, "missing"}, r.name);
@@ -136,33 +174,53 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
   }
 }
 
+/// The reference side of a case: inputs, outputs and float64 shadow, with `same_as` leaves
+/// filled in, and the inputs after the call.
+struct ReferenceSide {
+  TensorFile in, ref, ref_after, shadow, shadow_after;
+};
+
+ReferenceSide read_reference_side(const CaseFiles& f) {
+  ReferenceSide r;
+  r.in = read_tensor_file(with_role(f.ref_base, "in"));
+  r.ref_after = read_optional(with_role(f.ref_base, "ref_after"));
+  r.shadow_after = read_optional(with_role(f.ref_base, "shadow_after"));
+  r.ref =
+      with_same_as(read_tensor_file(with_role(f.ref_base, "ref")), f.ref_event, r.ref_after, &r.in);
+  if (fs::exists(with_role(f.ref_base, "shadow"))) {
+    r.shadow = with_same_as(read_tensor_file(with_role(f.ref_base, "shadow")), f.ref_event,
+                            r.shadow_after, nullptr);
+  }
+  return r;
+}
+
 }  // namespace
+
+TensorFile reference_outputs(const CaseFiles& f) {
+  return read_reference_side(f).ref;
+}
 
 CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
                        const std::string& device, bool random) {
   CaseVerdict v = check_kinds(f.ref_event, f.cand_event, device);
   if (v.status != Status::Passed) return v;
-  const TensorFile ref = read_tensor_file(with_role(f.ref_base, "ref"));
-  const TensorFile shadow = read_optional(with_role(f.ref_base, "shadow"));
-  const TensorFile cand = read_tensor_file(with_role(f.cand_base, "cand"));
-  compare_outputs(v, cand, ref, shadow, contract, random);
-  const TensorFile in = read_tensor_file(with_role(f.ref_base, "in"));
-  compare_inputs(v, in, read_optional(with_role(f.cand_base, "cand_after")),
-                 read_optional(with_role(f.ref_base, "ref_after")),
-                 read_optional(with_role(f.ref_base, "shadow_after")), contract, random);
+  const ReferenceSide r = read_reference_side(f);
+  const TensorFile cand_after = read_optional(with_role(f.cand_base, "cand_after"));
+  const TensorFile cand = with_same_as(read_tensor_file(with_role(f.cand_base, "cand")),
+                                       f.cand_event, cand_after, &r.in);
+  compare_outputs(v, cand, r.ref, r.shadow, contract, random,
+                  judged_as_inputs(f.ref_event, f.cand_event));
+  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random);
   return v;
 }
 
 CaseVerdict judge_synthetic(const CaseFiles& f, const TensorFile& outputs,
                             const suite::Contract& contract) {
   CaseVerdict v;
-  const TensorFile ref = read_tensor_file(with_role(f.ref_base, "ref"));
-  const TensorFile shadow = read_optional(with_role(f.ref_base, "shadow"));
-  compare_outputs(v, outputs, ref, shadow, contract);
+  const ReferenceSide r = read_reference_side(f);
+  compare_outputs(v, outputs, r.ref, r.shadow, contract);
   // A synthetic candidate leaves inputs unchanged: it fails where the reference updates them.
-  const TensorFile in = read_tensor_file(with_role(f.ref_base, "in"));
-  compare_inputs(v, in, in, read_optional(with_role(f.ref_base, "ref_after")),
-                 read_optional(with_role(f.ref_base, "shadow_after")), contract);
+  compare_inputs(v, r.in, r.in, r.ref_after, r.shadow_after, contract);
   return v;
 }
 

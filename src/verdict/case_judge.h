@@ -30,6 +30,9 @@ struct CaseVerdict {
 CaseVerdict judge_case(const CaseFiles& files, const suite::Contract& contract,
                        const std::string& device, bool random = false);
 
+/// The reference's outputs of a case, leaves returned as an updated input included.
+TensorFile reference_outputs(const CaseFiles& files);
+
 /// Judges a synthesized candidate (all-zeros or first-input outputs) for `kbx suite check`;
 /// `outputs` replaces the candidate's output file, inputs are taken as unchanged.
 CaseVerdict judge_synthetic(const CaseFiles& files, const TensorFile& outputs,

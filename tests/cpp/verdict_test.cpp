@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "common/error.h"
 #include "test_util.h"
@@ -213,6 +214,69 @@ TEST_F(CaseJudge, SyntheticZerosFail) {
   EXPECT_EQ(
       verdict::judge_synthetic({base_, base_, ref_ev_, ref_ev_}, zeros, suite::Contract{}).status,
       Status::NumericalMismatch);
+}
+
+/// An in-place task: the reference updates `state` and returns it (`same_as`), so its value
+/// travels only in the inputs-after files.
+class InPlaceCaseJudge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = dir_.path() / "p";
+    verdict::write_tensor_file(base_.string() + ".in.kbt", {f32("state", {1, 2, 3})});
+    verdict::write_tensor_file(base_.string() + ".ref.kbt", {});
+    verdict::write_tensor_file(base_.string() + ".ref_after.kbt", {f32("state", {2, 3, 4})});
+    verdict::write_tensor_file(base_.string() + ".shadow.kbt", {});
+    verdict::write_tensor_file(base_.string() + ".shadow_after.kbt", {f64("state", {2, 3, 4})});
+    ref_ev_ = {{"structure", "single"},
+               {"outputs",
+                {{{"name", "out"}, {"kind", "tensor"}, {"alias", "state"}, {"same_as", "state"}}}}};
+  }
+  /// The candidate returns its updated input (same_as) unless `out` is given.
+  verdict::CaseVerdict judge(const std::vector<float>& after,
+                             const std::optional<std::vector<float>>& out = std::nullopt) {
+    nlohmann::json leaf = {
+        {"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}, {"alias", "state"}};
+    std::vector<verdict::Tensor> outs;
+    if (out) {
+      outs.push_back(f32("out", *out));
+    } else {
+      leaf["same_as"] = "state";
+    }
+    verdict::write_tensor_file(base_.string() + ".cand.kbt", outs);
+    std::vector<verdict::Tensor> changed;
+    if (!after.empty()) changed.push_back(f32("state", after));
+    verdict::write_tensor_file(base_.string() + ".cand_after.kbt", changed);
+    nlohmann::json cand = {{"structure", "single"}, {"outputs", {leaf}}};
+    return verdict::judge_case({base_, base_, ref_ev_, cand}, suite::Contract{}, "cpu");
+  }
+  test::TempDir dir_;
+  std::filesystem::path base_;
+  nlohmann::json ref_ev_;
+};
+
+TEST_F(InPlaceCaseJudge, UpdatedAndReturnedPasses) {
+  EXPECT_EQ(judge({2, 3, 4}).status, Status::Passed);
+}
+
+TEST_F(InPlaceCaseJudge, WrongUpdateFails) {
+  auto v = judge({2, 3, 9});
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+  EXPECT_NE(v.detail.find("state"), std::string::npos);
+}
+
+TEST_F(InPlaceCaseJudge, ReturningTheUnchangedInputFails) {
+  EXPECT_EQ(judge({}).status, Status::NumericalMismatch);
+}
+
+TEST_F(InPlaceCaseJudge, FreshOutputIsJudgedAgainstTheUpdatedInput) {
+  EXPECT_EQ(judge({2, 3, 4}, std::vector<float>{2, 3, 4}).status, Status::Passed);
+  EXPECT_EQ(judge({2, 3, 4}, std::vector<float>{0, 0, 0}).status, Status::NumericalMismatch);
+}
+
+TEST_F(InPlaceCaseJudge, ReferenceOutputsIncludeTheUpdatedInput) {
+  auto outs = verdict::reference_outputs({base_, base_, ref_ev_, ref_ev_});
+  ASSERT_NE(outs.find("out"), nullptr);
+  EXPECT_EQ(outs.find("out")->numel(), 3);
 }
 
 }  // namespace
