@@ -36,6 +36,7 @@ def _run_case(ref, job, case, device, channel, timer):
             tensorio.write_kbt(path, named)
 
     write_kbt(base + ".in.kbt", tensors)
+    inputs_digest = tensorio.digest(tensors)
     shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
     before = {k: v.detach().clone() for k, v in tensors.items()}
     result = ref.entry(*args, **kwargs)
@@ -49,7 +50,7 @@ def _run_case(ref, job, case, device, channel, timer):
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
-          "random": random, "saved": save}
+          "random": random, "saved": save, "digest": inputs_digest}
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry

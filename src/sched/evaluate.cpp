@@ -75,6 +75,10 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
               {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
               {"call", ev.at("call")},
               {"out_prefix", fs::absolute(job_dir / name).string()}};
+    if (ev.contains("digest") && ev.contains("case_seed")) {  // lets the worker rebuild inputs
+      c["digest"] = ev["digest"];
+      c["case_seed"] = ev["case_seed"];
+    }
     if (ev.value("random", false)) {
       c["random"] = true;
       const std::uint64_t base = ev.value("case_seed", std::uint64_t{0}) ^ st.seed;
@@ -86,6 +90,8 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
           {"device", env.device},
           {"candidate", fs::absolute(source_path).string()},
           {"entry", task.entry},
+          {"task_dir", fs::absolute(task.dir).string()},
+          {"tf32", task.contract.tf32},
           {"track", st.track},
           {"cases", cases},
           {"time", st.time && env.device == "cuda"}};
@@ -147,6 +153,7 @@ struct WorkerReport {
   std::map<std::string, std::vector<double>> ms;
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
+  int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
   int triton_launches = 0;
 };
 
@@ -158,6 +165,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
       w.cases[e.value("case", "")] = e;
       w.own_seconds += e.value("call_s", 0.0);
       w.io_seconds += e.value("read_s", 0.0) + e.value("save_s", 0.0);
+      w.inputs_rebuilt += e.value("inputs_from", "") == "rebuilt" ? 1 : 0;
       w.triton_launches += e.value("triton_launches", 0);
     } else if (kind == "timing") {
       w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
@@ -286,10 +294,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
   if (std::getenv("KBX_DEBUG_TIMING")) {
     std::fprintf(stderr,
-                 "kbx: %s: worker %.2f s (candidate's own %.2f s, tensor files %.2f s), judging "
-                 "%.2f s\n",
-                 task.id().c_str(), t_worker, w.own_seconds, w.io_seconds,
-                 monotonic_seconds() - t_spawn - t_worker);
+                 "kbx: %s: worker %.2f s (candidate's own %.2f s, inputs and outputs %.2f s, "
+                 "%d of %zu cases' inputs rebuilt), judging %.2f s\n",
+                 task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
+                 w.cases.size(), monotonic_seconds() - t_spawn - t_worker);
   }
   if (!st.keep_files) fs::remove_all(job_dir);
 
