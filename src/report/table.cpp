@@ -91,6 +91,14 @@ std::string results_json(const std::vector<store::Result>& results) {
           {"detail", c.detail}};
       if (c.cand_ms) jc["candidate_ms"] = *c.cand_ms;
       if (c.eager_ms) jc["eager_ms"] = *c.eager_ms;
+      for (const auto& [key, samples] :
+           {std::pair{"candidate", &c.cand_samples}, std::pair{"eager", &c.eager_samples}}) {
+        if (samples->empty()) continue;
+        jc[std::string(key) + "_samples"] = samples->size();
+        if (auto ci = timing::median_interval(*samples)) {
+          jc[std::string(key) + "_ci95_ms"] = {ci->lo, ci->hi};
+        }
+      }
       if (c.flops) jc["flops"] = *c.flops;
       if (c.bytes) jc["bytes"] = *c.bytes;
       cases.push_back(jc);

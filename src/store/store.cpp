@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/util.h"
 
@@ -310,6 +312,17 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       k.flops = c.opt_real(7);
       k.bytes = c.opt_real(8);
       r.cases.push_back(std::move(k));
+    }
+    Stmt smp(db_,
+             "SELECT case_name, who, ms FROM samples WHERE result_id=? ORDER BY case_name, who, "
+             "idx");
+    smp.bind(1, r.id);
+    while (smp.step()) {
+      const std::string name = smp.text(0);
+      auto it = std::find_if(r.cases.begin(), r.cases.end(),
+                             [&](const CaseResult& k) { return k.name == name; });
+      if (it == r.cases.end()) continue;
+      (smp.text(1) == "eager" ? it->eager_samples : it->cand_samples).push_back(smp.real(2));
     }
   }
   return out;

@@ -15,6 +15,24 @@ std::optional<double> median(std::vector<double> s) {
   return (lo + hi) / 2;
 }
 
+std::optional<Interval> median_interval(std::vector<double> s) {
+  const size_t n = s.size();
+  if (n < 6) return std::nullopt;
+  std::sort(s.begin(), s.end());
+  const double half = 1.959964 * std::sqrt(static_cast<double>(n)) / 2;
+  const double nd = static_cast<double>(n);
+  const size_t lo_rank = static_cast<size_t>(std::max(1.0, std::floor(nd / 2 - half)));
+  const size_t hi_rank = static_cast<size_t>(std::min(nd, std::ceil(nd / 2 + half) + 1));
+  return Interval{s[lo_rank - 1], s[hi_rank - 1]};
+}
+
+std::optional<double> relative_half_width(const std::vector<double>& samples) {
+  auto ci = median_interval(samples);
+  auto med = median(samples);
+  if (!ci || !med || *med <= 0) return std::nullopt;
+  return (ci->hi - ci->lo) / 2 / *med;
+}
+
 std::optional<double> geomean(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;
   double log_sum = 0;

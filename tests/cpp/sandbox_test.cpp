@@ -80,5 +80,19 @@ TEST(Stats, MedianGeomeanSpeedup) {
   EXPECT_NEAR(timing::case_speedup({4, 4, 4}, {1, 2, 2}).value(), 2.0, 1e-12);
 }
 
+TEST(Timing, MedianIntervalFromOrderStatistics) {
+  std::vector<double> s;
+  for (int i = 100; i >= 1; --i) s.push_back(i);  // unsorted on purpose
+  auto ci = timing::median_interval(s);
+  ASSERT_TRUE(ci.has_value());
+  EXPECT_EQ(ci->lo, 40.0);  // ranks 40 and 61 of 100 at 95%
+  EXPECT_EQ(ci->hi, 61.0);
+  EXPECT_FALSE(timing::median_interval({1, 2, 3, 4, 5}).has_value());
+  EXPECT_NEAR(timing::relative_half_width(s).value(), 10.5 / 50.5, 1e-12);
+  std::vector<double> tight(50, 10.0);
+  tight[0] = 1000;  // one outlier does not move the interval of the median
+  EXPECT_EQ(timing::relative_half_width(tight).value(), 0.0);
+}
+
 }  // namespace
 }  // namespace kbx

@@ -133,5 +133,23 @@ TEST(Plan, RunKeyDependsOnCandidatesAndSettings) {
             plan::run_key("m", "cuda", "triton", {"edge"}, a));
 }
 
+TEST(Store, TimingSamplesComeBackWithTheirCase) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  auto c1 = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
+  store::Run r;
+  r.run_key = "key";
+  r.method = "m";
+  r.device = "cuda";
+  r.track = "triton";
+  auto run_id = db.add_run(r);
+  db.add_result(result_for(run_id, c1, "Math/add"));
+  auto rows = db.results("m", run_id);
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].cases.size(), 1u);
+  EXPECT_EQ(rows[0].cases[0].cand_samples, (std::vector<double>{1.0, 2.0, 3.0}));
+  EXPECT_EQ(rows[0].cases[0].eager_samples, (std::vector<double>{3.0, 3.0}));
+}
+
 }  // namespace
 }  // namespace kbx
