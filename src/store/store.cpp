@@ -27,11 +27,12 @@ CREATE TABLE IF NOT EXISTS results(
   task TEXT NOT NULL, category TEXT NOT NULL, status TEXT NOT NULL, detail TEXT,
   error_ratio REAL, cases_total INTEGER, cases_passed INTEGER, speedup REAL,
   triton_launches INTEGER, wall_s REAL, overhead_s REAL, stdout_bytes INTEGER,
-  created_at TEXT NOT NULL, UNIQUE(run_id, candidate_id));
+  created_at TEXT NOT NULL, kernel_share REAL, UNIQUE(run_id, candidate_id));
 CREATE TABLE IF NOT EXISTS case_results(
   result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, tier TEXT,
   status TEXT NOT NULL, error_ratio REAL, detail TEXT, cand_ms REAL, eager_ms REAL,
-  flops REAL, bytes REAL, PRIMARY KEY(result_id, name));
+  flops REAL, bytes REAL, dtype TEXT, timing_source TEXT, cand_event_ms REAL,
+  eager_event_ms REAL, kernel_share REAL, timing_flags TEXT, PRIMARY KEY(result_id, name));
 CREATE TABLE IF NOT EXISTS samples(
   result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
@@ -90,6 +91,18 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
+/// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
+const char* kV1ToV2 = R"sql(
+ALTER TABLE results ADD COLUMN kernel_share REAL;
+ALTER TABLE case_results ADD COLUMN dtype TEXT;
+ALTER TABLE case_results ADD COLUMN timing_source TEXT;
+ALTER TABLE case_results ADD COLUMN cand_event_ms REAL;
+ALTER TABLE case_results ADD COLUMN eager_event_ms REAL;
+ALTER TABLE case_results ADD COLUMN kernel_share REAL;
+ALTER TABLE case_results ADD COLUMN timing_flags TEXT;
+UPDATE meta SET value='2' WHERE key='schema_version';
+)sql";
+
 Run read_run(const Stmt& s) {
   Run r;
   r.id = s.integer(0);
@@ -120,6 +133,15 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   }
   sqlite3_busy_timeout(db_, 10000);
   exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+  std::string version;
+  {
+    exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);");
+    Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
+    if (get.step()) version = get.text(0);
+  }
+  if (version == "1") {  // a database of an earlier kbx: add the columns it lacks
+    exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
+  }
   exec(kSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
   if (get.step()) {
@@ -219,26 +241,30 @@ std::int64_t Store::add_result(const Result& r) {
     Stmt s(db_,
            "INSERT INTO results(run_id, candidate_id, method, task, category, status, detail, "
            "error_ratio, cases_total, cases_passed, speedup, triton_launches, wall_s, overhead_s, "
-           "stdout_bytes, created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           "stdout_bytes, created_at, kernel_share) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     s.bind(1, r.run_id).bind(2, r.candidate_id).bind(3, r.method).bind(4, r.task);
     s.bind(5, r.category).bind(6, r.status).bind(7, r.detail).bind(8, r.error_ratio);
     s.bind(9, static_cast<std::int64_t>(r.cases_total));
     s.bind(10, static_cast<std::int64_t>(r.cases_passed)).bind(11, r.speedup);
     s.bind(12, static_cast<std::int64_t>(r.triton_launches)).bind(13, r.wall_s);
     s.bind(14, r.overhead_s).bind(15, static_cast<std::int64_t>(r.stdout_bytes));
-    s.bind(16, utc_now_iso()).step();
+    s.bind(16, utc_now_iso()).bind(17, r.kernel_share).step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     Stmt c(db_,
            "INSERT INTO case_results(result_id, name, tier, status, error_ratio, detail, cand_ms, "
-           "eager_ms, flops, bytes) VALUES(?,?,?,?,?,?,?,?,?,?)");
+           "eager_ms, flops, bytes, dtype, timing_source, cand_event_ms, eager_event_ms, "
+           "kernel_share, timing_flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     Stmt smp(db_, "INSERT INTO samples(result_id, case_name, who, idx, ms) VALUES(?,?,?,?,?)");
     for (const auto& k : r.cases) {
       c.reset();
       c.bind(1, id).bind(2, k.name).bind(3, k.tier).bind(4, k.status).bind(5, k.error_ratio);
       c.bind(6, k.detail).bind(7, k.cand_ms).bind(8, k.eager_ms).bind(9, k.flops);
-      c.bind(10, k.bytes).step();
+      c.bind(10, k.bytes).bind(11, k.dtype).bind(12, k.timing_source).bind(13, k.cand_event_ms);
+      c.bind(14, k.eager_event_ms).bind(15, k.kernel_share).bind(16, k.timing_flags).step();
       for (const auto& [who, samples] :
-           {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples}}) {
+           {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples},
+            std::pair{"candidate_events", &k.cand_event_samples},
+            std::pair{"eager_events", &k.eager_event_samples}}) {
         for (size_t i = 0; i < samples->size(); ++i) {
           smp.reset();
           smp.bind(1, id).bind(2, k.name).bind(3, std::string(who));
@@ -258,7 +284,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
   std::string sql =
       "SELECT r.id, r.run_id, r.candidate_id, r.method, r.task, r.category, r.status, r.detail, "
       "r.error_ratio, r.cases_total, r.cases_passed, r.speedup, r.triton_launches, r.wall_s, "
-      "r.overhead_s, r.stdout_bytes, r.created_at FROM results r WHERE ";
+      "r.overhead_s, r.stdout_bytes, r.created_at, r.kernel_share FROM results r WHERE ";
   if (run_id) {
     sql += "r.run_id = ?1";
   } else {
@@ -293,11 +319,13 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
     r.overhead_s = s.real(14);
     r.stdout_bytes = static_cast<std::uint64_t>(s.integer(15));
     r.created_at = s.text(16);
+    r.kernel_share = s.opt_real(17);
     out.push_back(std::move(r));
   }
   for (auto& r : out) {
     Stmt c(db_,
-           "SELECT name, tier, status, error_ratio, detail, cand_ms, eager_ms, flops, bytes "
+           "SELECT name, tier, status, error_ratio, detail, cand_ms, eager_ms, flops, bytes, "
+           "dtype, timing_source, cand_event_ms, eager_event_ms, kernel_share, timing_flags "
            "FROM case_results WHERE result_id=? ORDER BY rowid");
     c.bind(1, r.id);
     while (c.step()) {
@@ -311,6 +339,12 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       k.eager_ms = c.opt_real(6);
       k.flops = c.opt_real(7);
       k.bytes = c.opt_real(8);
+      k.dtype = c.text(9);
+      k.timing_source = c.text(10);
+      k.cand_event_ms = c.opt_real(11);
+      k.eager_event_ms = c.opt_real(12);
+      k.kernel_share = c.opt_real(13);
+      k.timing_flags = c.text(14);
       r.cases.push_back(std::move(k));
     }
     Stmt smp(db_,
@@ -322,7 +356,12 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       auto it = std::find_if(r.cases.begin(), r.cases.end(),
                              [&](const CaseResult& k) { return k.name == name; });
       if (it == r.cases.end()) continue;
-      (smp.text(1) == "eager" ? it->eager_samples : it->cand_samples).push_back(smp.real(2));
+      const std::string who = smp.text(1);
+      auto& dest = who == "eager"              ? it->eager_samples
+                   : who == "candidate_events" ? it->cand_event_samples
+                   : who == "eager_events"     ? it->eager_event_samples
+                                               : it->cand_samples;
+      dest.push_back(smp.real(2));
     }
   }
   return out;

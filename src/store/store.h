@@ -10,7 +10,7 @@ struct sqlite3;
 namespace kbx::store {
 
 /// Version of the database layout; a database of another version is refused with a message.
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  ///< 2 added probe timing and attribution (1 migrates)
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -46,7 +46,13 @@ struct CaseResult {
   std::string detail;
   std::optional<double> cand_ms, eager_ms;  ///< medians, for timed cases
   std::optional<double> flops, bytes;       ///< the task's cost model
-  std::vector<double> cand_samples, eager_samples;
+  std::string dtype;                        ///< the case's compute dtype (picks the roofline peak)
+  std::string timing_source;                ///< "probe" (CUPTI records) or "events" (CUDA events)
+  std::optional<double> cand_event_ms, eager_event_ms;  ///< event medians, when the probe timed
+  std::optional<double> kernel_share;  ///< candidate's own kernels' share of timed device time
+  std::string timing_flags;            ///< comma-separated timing findings (e.g. unattributed_work)
+  std::vector<double> cand_samples, eager_samples;              ///< per call, from timing_source
+  std::vector<double> cand_event_samples, eager_event_samples;  ///< CUDA events, cross-check
 };
 
 /// The verdict of one job (a candidate on its task in a run).
@@ -65,7 +71,8 @@ struct Result {
   std::optional<double> speedup;  ///< geometric mean over performance cases
   int triton_launches = 0;
   double wall_s = 0;
-  double overhead_s = 0;  ///< wall time minus import, first calls and timing
+  double overhead_s = 0;               ///< wall time minus import, first calls and timing
+  std::optional<double> kernel_share;  ///< lowest kernel share over the timed cases
   std::uint64_t stdout_bytes = 0;
   std::string created_at;
   std::vector<CaseResult> cases;

@@ -151,5 +151,49 @@ TEST(Store, TimingSamplesComeBackWithTheirCase) {
   EXPECT_EQ(rows[0].cases[0].eager_samples, (std::vector<double>{3.0, 3.0}));
 }
 
+TEST(Store, SchemaVersion1IsMigrated) {
+  test::TempDir dir;
+  const auto path = dir.path() / "old.db";
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* v1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES('schema_version', '1');
+CREATE TABLE results(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, candidate_id INTEGER NOT NULL,
+  method TEXT NOT NULL, task TEXT NOT NULL, category TEXT NOT NULL, status TEXT NOT NULL,
+  detail TEXT, error_ratio REAL, cases_total INTEGER, cases_passed INTEGER, speedup REAL,
+  triton_launches INTEGER, wall_s REAL, overhead_s REAL, stdout_bytes INTEGER,
+  created_at TEXT NOT NULL, UNIQUE(run_id, candidate_id));
+CREATE TABLE case_results(
+  result_id INTEGER NOT NULL, name TEXT NOT NULL, tier TEXT, status TEXT NOT NULL,
+  error_ratio REAL, detail TEXT, cand_ms REAL, eager_ms REAL, flops REAL, bytes REAL,
+  PRIMARY KEY(result_id, name));
+)sql";
+    ASSERT_EQ(sqlite3_exec(db, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  store::Store db(path);
+  auto c1 = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
+  store::Run r;
+  r.run_key = "key";
+  r.method = "m";
+  r.device = "cuda";
+  r.track = "triton";
+  auto run_id = db.add_run(r);
+  auto res = result_for(run_id, c1, "Math/add");
+  res.kernel_share = 0.97;
+  res.cases[0].timing_source = "probe";
+  res.cases[0].kernel_share = 0.97;
+  res.cases[0].cand_event_samples = {1.1, 2.1};
+  db.add_result(res);
+  auto rows = db.results("m", run_id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].kernel_share, 0.97);
+  EXPECT_EQ(rows[0].cases[0].timing_source, "probe");
+  EXPECT_EQ(rows[0].cases[0].cand_event_samples, (std::vector<double>{1.1, 2.1}));
+}
+
 }  // namespace
 }  // namespace kbx
