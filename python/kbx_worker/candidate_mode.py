@@ -113,6 +113,10 @@ def run(request, channel):
         return 0
     if request.get("track") == "triton" and not facts["triton_kernels"]:
         return 0
+    if torch.device(device).type == "cuda":
+        # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
+        # at its start) is in place before anything the candidate does.
+        torch.empty(1, device=device)
     inputs = CaseInputs(request, device)
     counter = LaunchCounter()
     sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
@@ -177,5 +181,6 @@ def run(request, channel):
             except Exception as exc:
                 _fail(channel, "time", exc, case=name)
                 return 0
-            channel.send("timing", case=name, ms=ms, seconds=time.perf_counter() - t_time)
+            channel.send("timing", case=name, ms=ms, seconds=time.perf_counter() - t_time,
+                         probe_ids=timer.last_ids if timer.probe.active else [])
     return 0

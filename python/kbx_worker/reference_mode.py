@@ -65,6 +65,7 @@ def _run_case(ref, job, case, device, channel, timer):
         ev["cost"] = ref.cost(*args, **kwargs)
     if timer is not None and case.tier == "full":
         ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+        ev["probe_ids"] = timer.last_ids if timer.probe.active else []
     ev["seconds"] = time.perf_counter() - t0
     channel.send("case", **ev)
 

@@ -6,7 +6,9 @@ confidence interval of the median is within REL_HALF_WIDTH of it, or the case's 
 is spent.
 """
 
+import ctypes
 import math
+import os
 import statistics
 import time
 
@@ -39,6 +41,51 @@ def converged(samples, rel=REL_HALF_WIDTH):
     return med > 0 and (ci[1] - ci[0]) / 2 <= rel * med
 
 
+class ProbeMarks:
+    """The CUPTI probe's markers when the worker runs under it: each timed call is pushed with
+    an id of its own, so the supervisor can find that call's GPU work in the probe's records.
+    Inert (every method a no-op) without the probe."""
+
+    def __init__(self):
+        self.lib = None
+        self.next_id = 1
+        path = os.environ.get("KBX_PROBE_LIB")
+        if not path:
+            return
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by CUDA through CUDA_INJECTION64_PATH
+            lib.kbx_probe_push.argtypes = [ctypes.c_ulonglong]
+            lib.kbx_probe_push.restype = None
+            lib.kbx_probe_pop.restype = None
+            lib.kbx_probe_flush.restype = ctypes.c_int
+            lib.kbx_probe_active.restype = ctypes.c_int
+            if lib.kbx_probe_active():
+                self.lib = lib
+        except (OSError, AttributeError):
+            self.lib = None
+
+    @property
+    def active(self):
+        return self.lib is not None
+
+    def push(self):
+        """Starts tagging this thread's launches; returns the id (0 when inert)."""
+        if self.lib is None:
+            return 0
+        call_id = self.next_id
+        self.next_id += 1
+        self.lib.kbx_probe_push(call_id)
+        return call_id
+
+    def pop(self):
+        if self.lib is not None:
+            self.lib.kbx_probe_pop()
+
+    def flush(self):
+        if self.lib is not None:
+            self.lib.kbx_probe_flush()
+
+
 class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
@@ -51,6 +98,8 @@ class CudaTimer:
         self.max_reps = max_reps
         self.batch = batch
         self.scrub = torch.empty(L2_SCRUB_BYTES // 4, dtype=torch.int32, device=device)
+        self.probe = ProbeMarks()  # after CUDA has started: the probe is initialised by then
+        self.last_ids = []  # probe ids of the last run()'s calls, one per sample
 
     def _estimate_ms(self, fn):
         torch.cuda.synchronize(self.device)
@@ -67,18 +116,24 @@ class CudaTimer:
     def _batch(self, fn, reps):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+        ids = []
         for i in range(reps):
             self.scrub.zero_()
+            ids.append(self.probe.push())
             starts[i].record()
             fn()
             ends[i].record()
+            self.probe.pop()
         torch.cuda.synchronize(self.device)
+        self.probe.flush()
+        self.last_ids += ids
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
     def run(self, fn):
         """Return a list of per-call milliseconds."""
         self._estimate_ms(fn)
         t0 = time.perf_counter()
+        self.last_ids = []
         samples = []
         while len(samples) < self.max_reps:
             samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)))

@@ -5,7 +5,7 @@
 The supervisor sends, over a SOCK_SEQPACKET socket, one message per job: JSON (id, env, cwd,
 isolate_network, max_file_bytes) with four descriptors attached (request, events, stdout,
 stderr). The parent forks; the child takes the sandbox's steps (own process group, new network
-namespace, rlimits, scrubbed environment, descriptors 0-4 only) and runs the worker in place.
+namespace, rlimits, scrubbed environment, descriptors 0-4 only, and 5 for the probe's pipe) and runs the worker in place.
 The parent answers {"ev": "started", "id", "pid"} and, when a child ends, {"ev": "exit", "pid",
 "status"} with the raw wait status. CUDA is never touched here, only in the children.
 """
@@ -51,7 +51,9 @@ def _child(job, fds, sock):
         os.dup2(high[3], 2)
         os.dup2(high[0], 3)
         os.dup2(high[1], 4)
-        os.closerange(5, 4096)
+        if len(high) > 4:  # the probe's pipe, when the supervisor gave one
+            os.dup2(high[4], 5)
+        os.closerange(len(high) + 1, 4096)
         os.environ.clear()
         os.environ.update(job["env"])
         sys.argv = ["kbx_worker"]
@@ -98,7 +100,7 @@ def main():
         if not ready:
             continue
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 4)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 5)
         except OSError:
             break
         if not data:

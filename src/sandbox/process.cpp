@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "common/util.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 constexpr int kRequestFd = 3;
 constexpr int kEventFd = 4;
+constexpr int kProbeFd = 5;
 constexpr int kExitNoNetns = 121;
 constexpr int kExitExecFailed = 122;
 
@@ -65,22 +67,22 @@ struct Capture {
   }
 };
 
-[[noreturn]] void exec_child(const Spawn& s, int req, int ev, int out, int err) {
+[[noreturn]] void exec_child(const Spawn& s, const int fds[5]) {
   setpgid(0, 0);
   if (s.limits.isolate_network && !enter_network_namespace()) _exit(kExitNoNetns);
   // Lift the pipe ends above the targets first, so no dup2 below clobbers another one
   // (and dup2 onto itself, which would keep close-on-exec, cannot happen).
-  int high[4];
-  int src[4] = {req, ev, out, err};
-  for (int k = 0; k < 4; ++k) high[k] = fcntl(src[k], F_DUPFD, 64);
+  int high[5];
+  for (int k = 0; k < 5; ++k) high[k] = fds[k] >= 0 ? fcntl(fds[k], F_DUPFD, 64) : -1;
   int devnull = open("/dev/null", O_RDONLY);
   dup2(devnull, 0);
   dup2(high[2], 1);
   dup2(high[3], 2);
   dup2(high[0], kRequestFd);
   dup2(high[1], kEventFd);
+  if (high[4] >= 0) dup2(high[4], kProbeFd);
   // dup2 clears close-on-exec on the targets; every other descriptor is closed.
-  for (int fd = kEventFd + 1; fd < 1024; ++fd) close(fd);
+  for (int fd = high[4] >= 0 ? kProbeFd + 1 : kEventFd + 1; fd < 1024; ++fd) close(fd);
   rlimit core{0, 0};
   setrlimit(RLIMIT_CORE, &core);
   rlimit fsize{s.limits.max_file_bytes, s.limits.max_file_bytes};
@@ -184,9 +186,9 @@ namespace {
 
 class DirectLauncher : public Launcher {
  public:
-  pid_t launch(const Spawn& s, const int fds[4]) override {
+  pid_t launch(const Spawn& s, const int fds[5]) override {
     pid_t pid = fork();
-    if (pid == 0) exec_child(s, fds[0], fds[1], fds[2], fds[3]);
+    if (pid == 0) exec_child(s, fds);
     if (pid > 0) setpgid(pid, pid);  // also done in the child; whichever runs first wins
     return pid;
   }
@@ -212,12 +214,17 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   s.limits.isolate_network = s.limits.isolate_network && abilities().network_namespace;
   out.network_isolated = s.limits.isolate_network;
   Pipe req, ev, sout, serr;
+  std::optional<Pipe> probe;
+  if (s.probe_pipe) probe.emplace();
   const double t0 = monotonic_seconds();
-  const int child_fds[4] = {req.read, ev.write, sout.write, serr.write};
+  const int child_fds[5] = {req.read, ev.write, sout.write, serr.write, probe ? probe->write : -1};
   pid_t pid = launcher.launch(s, child_fds);
-  for (int fd : child_fds) close(fd);
+  for (int fd : child_fds) {
+    if (fd >= 0) close(fd);
+  }
   if (pid < 0) {
     close(req.write), close(ev.read), close(sout.read), close(serr.read);
+    if (probe) close(probe->read);
     out.end = Outcome::End::SpawnFailed;
     return out;
   }
@@ -229,7 +236,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
 
   Capture cap_out(s.limits.keep_output_bytes), cap_err(s.limits.keep_output_bytes);
   std::string ev_buffer;
-  int open_fds[3] = {ev.read, sout.read, serr.read};
+  int open_fds[4] = {ev.read, sout.read, serr.read, probe ? probe->read : -1};
   bool exited = false, timed_out = false;
   int status = 0;
   char buf[65536];
@@ -277,6 +284,11 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, on_event);
+      } else if (probe && p.fd == probe->read) {
+        const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
+        const size_t keep = std::min(room, static_cast<size_t>(n));
+        out.probe_bytes.append(buf, keep);
+        if (keep < static_cast<size_t>(n)) out.probe_truncated = true;
       } else if (p.fd == sout.read) {
         cap_out.add(buf, static_cast<size_t>(n));
       } else {

@@ -23,6 +23,9 @@ struct Spawn {
   std::filesystem::path cwd;
   std::string request;  ///< written to the request pipe (fd 3 in the child), then closed
   Limits limits;
+  /// Gives the child a pipe on fd 5 whose bytes the supervisor keeps (Outcome::probe_bytes):
+  /// the timing probe's records, which the child cannot take back once written.
+  bool probe_pipe = false;
 };
 
 /// How a worker process ended, with what it said.
@@ -39,10 +42,15 @@ struct Outcome {
   std::uint64_t stderr_bytes = 0;
   std::vector<nlohmann::json> events;  ///< the worker's protocol events, in order
   std::string protocol_error;          ///< a malformed event line, if any
+  std::string probe_bytes;             ///< what the child wrote to fd 5 (Spawn::probe_pipe)
+  bool probe_truncated = false;        ///< more than kMaxProbeBytes came; the rest was dropped
 
   /// "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s", ...
   std::string describe() const;
 };
+
+/// Most bytes of probe records kept per worker.
+inline constexpr size_t kMaxProbeBytes = size_t{1} << 30;
 
 /// What the sandbox can do on this machine (probed once by forking a test child).
 struct Abilities {
@@ -57,9 +65,10 @@ const Abilities& abilities();
 class Launcher {
  public:
   virtual ~Launcher() = default;
-  /// Starts spawn with fds[0..3] as its request, event, stdout and stderr descriptors; returns
-  /// the pid (also its process group), or -1 when it could not start.
-  virtual pid_t launch(const Spawn& spawn, const int fds[4]) = 0;
+  /// Starts spawn with fds[0..4] as its request, event, stdout, stderr and probe descriptors
+  /// (fds[4] is -1 without a probe pipe); returns the pid (also its process group), or -1 when
+  /// it could not start.
+  virtual pid_t launch(const Spawn& spawn, const int fds[5]) = 0;
   /// True (with the wait status) once the process has ended.
   virtual bool try_reap(pid_t pid, int* status) = 0;
   /// Waits for the process to end; returns its wait status.

@@ -91,7 +91,7 @@ void WarmParent::read_messages() {
   cv_.notify_all();
 }
 
-pid_t WarmParent::launch(const Spawn& s, const int fds[4]) {
+pid_t WarmParent::launch(const Spawn& s, const int fds[5]) {
   long id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -106,17 +106,18 @@ pid_t WarmParent::launch(const Spawn& s, const int fds[4]) {
                         {"max_file_bytes", s.limits.max_file_bytes}};
   const std::string text = req.dump();
   iovec iov{const_cast<char*>(text.data()), text.size()};
-  char control[CMSG_SPACE(4 * sizeof(int))] = {};
+  const int nfds = fds[4] >= 0 ? 5 : 4;  // the probe pipe travels only when there is one
+  char control[CMSG_SPACE(5 * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
   cmsghdr* cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(4 * sizeof(int));
-  std::memcpy(CMSG_DATA(cm), fds, 4 * sizeof(int));
+  cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+  std::memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
   {
     std::lock_guard<std::mutex> lock(mu_);  // one message at a time on the socket
     if (sendmsg(sock_, &msg, MSG_NOSIGNAL) < 0) return -1;

@@ -23,7 +23,7 @@ class WarmParent : public Launcher {
   WarmParent& operator=(const WarmParent&) = delete;
 
   bool ok() const;
-  pid_t launch(const Spawn& spawn, const int fds[4]) override;
+  pid_t launch(const Spawn& spawn, const int fds[5]) override;
   bool try_reap(pid_t pid, int* status) override;
   int reap(pid_t pid) override;
 

@@ -10,6 +10,8 @@
 
 #include "common/error.h"
 #include "common/util.h"
+#include "kbx/probe_records.h"
+#include "timing/probe_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
 
@@ -120,6 +122,7 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   WorkerEnv judge_env = env;
   judge_env.isolate_network = false;
   judge_env.launcher = nullptr;  // the judge is trusted code in a process of its own
+  judge_env.probe_lib.clear();
   auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}},
                       job_dir / "judge");
   for (const auto& e : o.events) {
@@ -151,6 +154,7 @@ std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
 struct WorkerReport {
   std::map<std::string, json> cases;
   std::map<std::string, std::vector<double>> ms;
+  std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
@@ -169,6 +173,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
       w.triton_launches += e.value("triton_launches", 0);
     } else if (kind == "timing") {
       w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
+      w.probe_ids[e.value("case", "")] = e.value("probe_ids", std::vector<std::uint64_t>{});
       w.own_seconds += e.value("seconds", 0.0);
     } else if (kind == "imported") {
       w.own_seconds += e.value("seconds", 0.0);
@@ -210,6 +215,86 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
   return v;
 }
 
+/// The candidate worker's probe records, parsed once per job.
+struct ProbeData {
+  bool expected = false;  ///< the worker ran under the probe
+  bool ok = false;        ///< a valid stream with a header came back
+  std::string problem;    ///< why not, when expected and not ok
+  std::vector<probe::Record> records;
+  std::vector<std::string> triton_functions;
+};
+
+ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json& facts) {
+  ProbeData p;
+  p.expected = env.device != "cpu" && !env.probe_lib.empty();
+  if (!p.expected) return p;
+  for (const auto& k : facts.value("triton_kernels", json::array())) {
+    if (k.is_string()) p.triton_functions.push_back(k.get<std::string>());
+  }
+  const auto* bytes = reinterpret_cast<const std::byte*>(o.probe_bytes.data());
+  probe::Stream stream;
+  std::string error;
+  if (o.probe_bytes.empty()) {
+    p.problem = "the probe wrote nothing (it did not start in the worker, or its pipe was closed)";
+  } else if (!probe::parse_stream({bytes, o.probe_bytes.size()}, stream, &error) &&
+             !o.probe_truncated) {
+    p.problem = "the probe's stream is invalid: " + error;
+  } else {
+    p.ok = true;
+  }
+  p.records = std::move(stream.records);
+  return p;
+}
+
+/// Appends a flag to a comma-separated list of flags.
+void add_flag(std::string& flags, const std::string& flag) {
+  flags += (flags.empty() ? "" : ",") + flag;
+}
+
+/// Timing of a case from the probe's records, events kept as the cross-check; returns the
+/// violation it shows, if any.
+std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResult& cr,
+                                                                const ProbeData& p,
+                                                                const WorkerReport& w,
+                                                                const std::string& track) {
+  auto ids = w.probe_ids.find(cr.name);
+  if (!p.ok) return std::pair{Status::TimingMismatch, p.problem};
+  if (ids == w.probe_ids.end() || ids->second.empty()) {
+    return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
+  }
+  const timing::ProbeTimes t = timing::analyze_calls(p.records, ids->second, p.triton_functions);
+  cr.cand_event_samples = cr.cand_samples;
+  cr.cand_event_ms = cr.cand_ms;
+  cr.cand_samples = t.span_ms;
+  cr.cand_ms = timing::median(cr.cand_samples);
+  cr.timing_source = "probe";
+  cr.kernel_share = t.kernel_share;
+  if (t.calls_without_work) add_flag(cr.timing_flags, "calls_without_gpu_work");
+  if (t.unattributed_records) {
+    add_flag(cr.timing_flags, "unattributed_work");
+    return std::pair{Status::UnattributedWork,
+                     fmt::format("{} GPU records not launched by the timed call ran inside it "
+                                 "(e.g. {})",
+                                 t.unattributed_records, t.unattributed_example)};
+  }
+  if (track == "triton" && t.kernel_share && *t.kernel_share < 0.5) {
+    add_flag(cr.timing_flags, "fallback");
+    return std::pair{Status::Fallback,
+                     fmt::format("{:.0f}% of the timed calls' kernel time was in library kernels, "
+                                 "not the candidate's own",
+                                 100 * (1 - *t.kernel_share))};
+  }
+  if (cr.cand_ms && cr.cand_event_ms && timing::events_disagree(*cr.cand_event_ms, *cr.cand_ms)) {
+    add_flag(cr.timing_flags, "events_disagree");
+    return std::pair{
+        Status::TimingMismatch,
+        fmt::format("CUDA events say {:.4f} ms per call, the probe's records {:.4f} ms "
+                    "(work outside the timed stream, or a patched timer)",
+                    *cr.cand_event_ms, *cr.cand_ms)};
+  }
+  return std::nullopt;
+}
+
 /// Cost model and timing samples of a case, with its speedup when both sides were timed.
 std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
                                   const WorkerReport& w) {
@@ -218,12 +303,18 @@ std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
     cr.bytes = ref_ev["cost"].value("bytes", 0.0);
   }
   cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
+  if (ref_ev.contains("eager_probe_ms")) {  // the reference worker ran under the probe too
+    cr.eager_event_samples = cr.eager_samples;
+    cr.eager_event_ms = timing::median(cr.eager_event_samples);
+    cr.eager_samples = ref_ev.value("eager_probe_ms", std::vector<double>{});
+  }
   cr.eager_ms = timing::median(cr.eager_samples);
   auto it = w.ms.find(cr.name);
   if (it == w.ms.end()) return std::nullopt;
   cr.cand_samples = it->second;
   cr.cand_ms = timing::median(cr.cand_samples);
-  return timing::case_speedup(cr.eager_samples, cr.cand_samples);
+  if (cr.timing_source.empty()) cr.timing_source = "events";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -266,6 +357,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   }
 
   const WorkerReport w = collect(o);
+  const ProbeData probe = read_probe(o, env, first_event(o, "static"));
   r.triton_launches = w.triton_launches;
   const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
   Status first_fail = Status::Passed;
@@ -288,7 +380,25 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       first_fail = v.status;
       first_detail = "case " + cr.name + ": " + v.detail;
     }
-    if (auto sp = fill_timing(cr, ev, w)) speedups.push_back(*sp);
+    fill_timing(cr, ev, w);
+    if (w.ms.count(cr.name) && probe.expected && v.status == Status::Passed) {
+      if (auto bad = fill_probe_timing(cr, probe, w, st.track)) {
+        cr.status = status_str(bad->first);
+        cr.detail = bad->second;
+        if (first_fail == Status::Passed) {
+          first_fail = bad->first;
+          first_detail = "case " + cr.name + ": " + bad->second;
+        }
+      }
+    }
+    if (cr.kernel_share) {
+      r.kernel_share = std::min(r.kernel_share.value_or(1.0), *cr.kernel_share);
+    }
+    const bool same_clock = cr.timing_source != "probe" || !cr.eager_event_samples.empty();
+    if (!same_clock) add_flag(cr.timing_flags, "eager_not_probe_timed");  // no mixed clocks
+    if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples); sp && same_clock) {
+      speedups.push_back(*sp);
+    }
     r.cases.push_back(std::move(cr));
   }
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);

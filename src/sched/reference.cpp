@@ -5,10 +5,46 @@
 #include <cstdio>
 
 #include "common/util.h"
+#include "kbx/probe_records.h"
+#include "timing/probe_timing.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+/// Eager timings from the probe's records ("eager_probe_ms" per timed case), written back to
+/// each task's cases.json; the CUDA-event samples stay as the cross-check.
+void add_probe_spans(const sandbox::Outcome& o, const json& pending,
+                     std::map<std::string, ReferenceCases>& out) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(o.probe_bytes.data());
+  std::string error;
+  const auto records = probe::parse_records({bytes, o.probe_bytes.size()}, &error);
+  if (!error.empty() && !o.probe_truncated) {
+    std::fprintf(stderr,
+                 "kbx: the reference worker's probe stream is invalid (%s); eager timings stay "
+                 "from CUDA events\n",
+                 error.c_str());
+    return;
+  }
+  for (const auto& job : pending) {
+    ReferenceCases& rc =
+        out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
+    bool changed = false;
+    for (auto& ev : rc.cases) {
+      const auto ids = ev.value("probe_ids", std::vector<std::uint64_t>{});
+      if (ids.empty()) continue;
+      ev["eager_probe_ms"] = timing::analyze_calls(records, ids, {}).span_ms;
+      changed = true;
+    }
+    if (changed && fs::exists(rc.dir / "cases.json")) {
+      write_file(rc.dir / "cases.json", json(rc.cases).dump());
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> tiers_for(const std::string& device) {
   if (device == "cpu") return {"edge", "small"};
@@ -77,6 +113,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   const fs::path job_dir = env.work_dir / "reference-worker";
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
   const bool finished = !first_event(o, "done").is_null();
+  if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);
   for (const auto& job : pending) {
     ReferenceCases& rc =
         out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];

@@ -54,6 +54,23 @@ Python find_python(const std::string& flag) {
               tried + "); install torch or pass --python /path/to/python3");
 }
 
+fs::path find_probe_library() {
+  if (const char* env = std::getenv("KBX_PROBE_LIB"); env && *env) {
+    if (std::string(env) == "off") return {};
+    if (!fs::exists(env)) throw Error(std::string("KBX_PROBE_LIB=") + env + ": no such file");
+    return fs::absolute(env);
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  const std::vector<fs::path> places = {
+      ec ? fs::path() : self.parent_path().parent_path() / "lib" / "libkbx_probe.so",
+      kbx_home() / "build" / "probe" / "libkbx_probe.so"};
+  for (const auto& p : places) {
+    if (!p.empty() && fs::exists(p)) return fs::absolute(p);
+  }
+  return {};
+}
+
 std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
                                                       const fs::path& job_dir) {
   std::map<std::string, std::string> overrides = {
@@ -68,6 +85,10 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
   if (env.device == "cpu") {
     overrides["TRITON_INTERPRET"] = "1";
     overrides["CUDA_VISIBLE_DEVICES"] = "";
+  } else if (!env.probe_lib.empty()) {
+    overrides["CUDA_INJECTION64_PATH"] = env.probe_lib.string();
+    overrides["KBX_PROBE_FD"] = "5";
+    overrides["KBX_PROBE_LIB"] = env.probe_lib.string();
   }
   return sandbox::scrubbed_environment(overrides);
 }
@@ -83,6 +104,7 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
   spawn.request = request.dump();
   spawn.limits.wall_seconds = env.timeout_s;
   spawn.limits.isolate_network = env.isolate_network;
+  spawn.probe_pipe = env.device != "cpu" && !env.probe_lib.empty();
   return env.launcher ? sandbox::run(spawn, on_event, *env.launcher)
                       : sandbox::run(spawn, on_event);
 }

@@ -25,7 +25,14 @@ struct WorkerEnv {
   double timeout_s = 600;
   bool isolate_network = true;
   sandbox::Launcher* launcher = nullptr;  ///< a warm parent for candidate jobs; null: fork/exec
+  /// The CUPTI probe loaded into GPU workers (CUDA_INJECTION64_PATH), its records read from
+  /// their fd 5; empty: no probe, timing from CUDA events alone.
+  std::filesystem::path probe_lib;
 };
+
+/// libkbx_probe.so: $KBX_PROBE_LIB, else ../lib/ beside the kbx binary (an install prefix),
+/// else build/probe/ under kbx's home; empty when none exists or KBX_PROBE_LIB is "off".
+std::filesystem::path find_probe_library();
 
 /// The environment a worker of env gets, with job_dir as its HOME and TMPDIR.
 std::map<std::string, std::string> worker_environment(const WorkerEnv& env,

@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 22> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 25> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -26,6 +26,9 @@ constexpr std::array<std::pair<Status, const char*>, 22> kNames = {{
     {Status::OutputViolation, "output_violation"},
     {Status::NoTritonLaunch, "no_triton_launch"},
     {Status::RandomContract, "random_contract"},
+    {Status::Fallback, "fallback"},
+    {Status::UnattributedWork, "unattributed_work"},
+    {Status::TimingMismatch, "timing_mismatch"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
 }};

@@ -25,6 +25,9 @@ enum class Status {
   OutputViolation,    ///< tensor subclass, wrong device, aliasing an input, non-tensor output
   NoTritonLaunch,     ///< triton track: the call launched none of the candidate's kernels
   RandomContract,     ///< a random case failed its statistical contract
+  Fallback,           ///< triton track: the timed calls ran mostly library kernels, not its own
+  UnattributedWork,   ///< GPU work not launched by the timed call ran inside it (another thread)
+  TimingMismatch,     ///< the in-process timer and the probe disagree, or the probe was defeated
   ReferenceError,     ///< the reference failed; not the candidate's fault
   HarnessError,       ///< kbx itself failed on this job
 };

@@ -16,6 +16,21 @@ sandbox::Spawn shell(const std::string& script, double timeout = 20) {
   return s;
 }
 
+TEST(Sandbox, ProbePipeIsFd5AndKeptBySupervisor) {
+  auto s = shell("printf 'KBXPROBE' >&5; printf 'rest' >&5; echo '{\"ev\":\"x\"}' >&4");
+  s.probe_pipe = true;
+  auto o = sandbox::run(s);
+  EXPECT_EQ(o.probe_bytes, "KBXPROBErest");
+  EXPECT_FALSE(o.probe_truncated);
+  ASSERT_EQ(o.events.size(), 1u);
+}
+
+TEST(Sandbox, NoFd5WithoutProbePipe) {
+  auto o = sandbox::run(shell("printf x >&5 2>/dev/null && echo open || echo closed"));
+  EXPECT_NE(o.stdout_kept.find("closed"), std::string::npos) << o.stdout_kept;
+  EXPECT_TRUE(o.probe_bytes.empty());
+}
+
 TEST(Sandbox, EventsArriveOnFd4AndRequestOnFd3) {
   auto s = shell(
       "read line <&3; echo \"{\\\"ev\\\": \\\"echo\\\", \\\"got\\\": \\\"$line\\\"}\" >&4; echo "

@@ -1,0 +1,84 @@
+#include "timing/probe_timing.h"
+
+#include <gtest/gtest.h>
+
+namespace kbx {
+namespace {
+using probe::Kind;
+using probe::Record;
+
+Record marker(Kind kind, std::uint64_t id, std::uint64_t t) {
+  Record r;
+  r.kind = kind;
+  r.external_id = id;
+  r.start_ns = r.end_ns = t;
+  return r;
+}
+
+Record kernel(const char* name, std::uint64_t id, std::uint64_t start, std::uint64_t end) {
+  Record r;
+  r.kind = Kind::Kernel;
+  r.external_id = id;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.set_name(name);
+  return r;
+}
+
+/// Two timed calls of a candidate whose Triton function is "add_kernel": call 1 runs its own
+/// kernel then a library kernel; call 2 runs its own kernel only.
+std::vector<Record> two_calls() {
+  return {marker(Kind::Push, 1, 1000),
+          kernel("add_kernel", 1, 2000, 12000),
+          kernel("void at::native::vectorized_elementwise_kernel<4>", 1, 14000, 16000),
+          marker(Kind::Pop, 1, 3000),
+          marker(Kind::Push, 2, 20000),
+          kernel("add_kernel", 2, 21000, 31000),
+          marker(Kind::Pop, 2, 22000)};
+}
+
+TEST(ProbeTiming, SpansBusyAndShare) {
+  auto t = timing::analyze_calls(two_calls(), {1, 2}, {"add_kernel"});
+  ASSERT_EQ(t.span_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.span_ms[0], 0.014);  // 2000 .. 16000 ns
+  EXPECT_DOUBLE_EQ(t.busy_ms[0], 0.012);  // the gap between the kernels is not busy
+  EXPECT_DOUBLE_EQ(t.span_ms[1], 0.010);
+  ASSERT_TRUE(t.kernel_share.has_value());
+  EXPECT_NEAR(*t.kernel_share, 20000.0 / 22000.0, 1e-12);
+  EXPECT_EQ(t.unattributed_records, 0u);
+  EXPECT_EQ(t.calls_without_work, 0u);
+}
+
+TEST(ProbeTiming, LibraryKernelsLowerTheShare) {
+  std::vector<Record> recs = {marker(Kind::Push, 7, 0),
+                              kernel("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 7, 10, 1010),
+                              kernel("tiny_triton_touch", 7, 1020, 1030), marker(Kind::Pop, 7, 5)};
+  auto t = timing::analyze_calls(recs, {7}, {"tiny_triton_touch"});
+  ASSERT_TRUE(t.kernel_share.has_value());
+  EXPECT_LT(*t.kernel_share, 0.1);  // a torch.matmul in disguise: a fallback
+}
+
+TEST(ProbeTiming, UntaggedWorkInsideACallIsUnattributed) {
+  auto recs = two_calls();
+  recs.push_back(kernel("other_thread_kernel", 0, 5000, 6000));  // no id, inside call 1
+  recs.push_back(kernel("before_timing", 0, 100, 200));         // outside every window
+  auto t = timing::analyze_calls(recs, {1, 2}, {"add_kernel"});
+  EXPECT_EQ(t.unattributed_records, 1u);
+  EXPECT_EQ(t.unattributed_example, "other_thread_kernel");
+}
+
+TEST(ProbeTiming, PushedCallsWithoutRecordsAreCounted) {
+  auto t = timing::analyze_calls(two_calls(), {1, 2, 3}, {"add_kernel"});
+  EXPECT_EQ(t.calls_without_work, 1u);
+  EXPECT_EQ(t.span_ms.size(), 2u);
+}
+
+TEST(ProbeTiming, EventsShorterThanTheProbeDisagree) {
+  EXPECT_FALSE(timing::events_disagree(0.105, 0.100));  // events bracket launches: longer
+  EXPECT_FALSE(timing::events_disagree(0.099, 0.100));  // within the bound
+  EXPECT_TRUE(timing::events_disagree(0.010, 0.100));   // side stream, or a patched timer
+  EXPECT_FALSE(timing::events_disagree(0.0005, 0.002)); // tiny calls: 2 µs of slack
+}
+
+}  // namespace
+}  // namespace kbx
