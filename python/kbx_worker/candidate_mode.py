@@ -71,7 +71,7 @@ class CaseInputs:
 
     def get(self, case):
         """(tensors, how): how is "rebuilt" or "file"."""
-        spec = self.generators.get(case["name"])
+        spec = self.generators.get(case["name"]) or self.generators.get(case.get("fresh_of"))
         if spec is not None and case.get("digest") and "case_seed" in case:
             try:
                 tensors = self._rebuild(spec, case["case_seed"])
@@ -103,6 +103,75 @@ def _read_source(path):
     return raw.decode("utf-8")
 
 
+def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel, **facts):
+    """One call whose result the supervisor judges: run it, save the outputs and the inputs it
+    changed, report the case. False when it failed (the failure is reported)."""
+    before = counter.count
+    t_call = time.perf_counter()
+    try:
+        if case.get("random"):
+            torch.manual_seed(case["torch_seeds"][0])
+        result = entry(*args, **kwargs)
+        sync(device)
+    except Exception as exc:
+        _fail(channel, "run", exc, case=case["name"])
+        return False
+    call_s = time.perf_counter() - t_call
+    base = case["out_prefix"]
+    t_save = time.perf_counter()
+    # Only the inputs the call changed travel back; the supervisor takes a missing one as
+    # unchanged and compares it with the reference's (updated or original) input. An output
+    # that is one of them travels once.
+    changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+    dedup = () if case.get("random") else list(changed)
+    structure, meta = save_result(result, base + ".cand.kbt", tensors, device, updated=dedup)
+    write_kbt(base + ".cand_after.kbt", changed)
+    save_s = time.perf_counter() - t_save
+    if case.get("random"):
+        try:  # a second draw on the same inputs, with another seed, for the judge
+            args2, kwargs2 = decode_call(case["call"], read_kbt(case["inputs"], device))
+            torch.manual_seed(case["torch_seeds"][1])
+            save_result(entry(*args2, **kwargs2), base + ".cand2.kbt", tensors, device)
+            sync(device)
+        except Exception as exc:
+            _fail(channel, "run", exc, case=case["name"])
+            return False
+    channel.send("case", case=case["name"], structure=structure, outputs=meta,
+                 triton_launches=counter.count - before, call_s=call_s, save_s=save_s, **facts)
+    return True
+
+
+def _load(tensors, values):
+    for k, t in tensors.items():
+        t.copy_(values[k])
+
+
+def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel):
+    """Times a full case. With a fresh twin, the timed calls alternate between the case's values
+    and the twin's, written into the same tensors, and one more call on the twin's values is
+    judged: a result cached across calls cannot pass it."""
+    t_time = time.perf_counter()
+    variants = None
+    if twin is not None:
+        original, _ = inputs.get(case)  # the values as generated: the call may have updated them
+        fresh, fresh_from = inputs.get(twin)
+        variants = (original, fresh)
+    before_each = (lambda i: _load(tensors, variants[i % 2])) if variants else None
+    try:
+        ms = timer.run(lambda: entry(*args, **kwargs), before_each)
+    except Exception as exc:
+        _fail(channel, "time", exc, case=case["name"])
+        return False
+    channel.send("timing", case=case["name"], ms=ms, seconds=time.perf_counter() - t_time,
+                 probe_ids=timer.last_ids if timer.probe.active else [])
+    if variants is None:
+        return True
+    _load(tensors, variants[1])
+    sync(device)
+    return _judged_call(entry, twin, tensors, args, kwargs, variants[1], counter, device, channel,
+                        read_s=0.0, inputs_from=fresh_from)
+
+
 def run(request, channel):
     device = request["device"]
     entry_name = request["entry"]
@@ -129,58 +198,26 @@ def run(request, channel):
         _fail(channel, phase, exc)
         return 0
     channel.send("imported", seconds=time.perf_counter() - t_import)
+    will_time = bool(request.get("time")) and torch.device(device).type == "cuda"
+    twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
     for case in request["cases"]:
+        if case.get("fresh_of") and will_time:
+            continue  # runs right after its base case is timed
         t_read = time.perf_counter()
         tensors, inputs_from = inputs.get(case)
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
-        before = counter.count
-        t_call = time.perf_counter()
-        try:
-            if case.get("random"):
-                torch.manual_seed(case["torch_seeds"][0])
-            result = entry(*args, **kwargs)
-            sync(device)
-        except Exception as exc:
-            _fail(channel, "run", exc, case=case["name"])
+        if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
+                            read_s=read_s, inputs_from=inputs_from):
             return 0
-        call_s = time.perf_counter() - t_call
-        base = case["out_prefix"]
-        t_save = time.perf_counter()
-        # Only the inputs the call changed travel back; the supervisor takes a missing one as
-        # unchanged and compares it with the reference's (updated or original) input. An output
-        # that is one of them travels once.
-        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
-        del pristine
-        dedup = () if case.get("random") else list(changed)
-        structure, meta = save_result(result, base + ".cand.kbt", tensors, device, updated=dedup)
-        write_kbt(base + ".cand_after.kbt", changed)
-        save_s = time.perf_counter() - t_save
-        if case.get("random"):
-            try:  # a second draw on the same inputs, with another seed, for the judge
-                args2, kwargs2 = decode_call(case["call"], read_kbt(case["inputs"], device))
-                torch.manual_seed(case["torch_seeds"][1])
-                save_result(entry(*args2, **kwargs2), base + ".cand2.kbt", tensors, device)
-                sync(device)
-            except Exception as exc:
-                _fail(channel, "run", exc, case=case["name"])
-                return 0
-        channel.send("case", case=case["name"], structure=structure, outputs=meta,
-                     triton_launches=counter.count - before, call_s=call_s, save_s=save_s,
-                     read_s=read_s, inputs_from=inputs_from)
         if case["tier"] == "full":
-            timed.append((case["name"], args, kwargs))
-    if request.get("time") and torch.device(device).type == "cuda" and timed:
+            timed.append((case, args, kwargs, tensors))
+    if will_time and timed:
         timer = CudaTimer(device, **request.get("timer", {}))
-        for name, args, kwargs in timed:
-            t_time = time.perf_counter()
-            try:
-                ms = timer.run(lambda: entry(*args, **kwargs))
-            except Exception as exc:
-                _fail(channel, "time", exc, case=name)
+        for case, args, kwargs, tensors in timed:
+            if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
+                              inputs, counter, device, channel):
                 return 0
-            channel.send("timing", case=name, ms=ms, seconds=time.perf_counter() - t_time,
-                         probe_ids=timer.last_ids if timer.probe.active else [])
     return 0

@@ -22,6 +22,23 @@ from .taskload import Reference
 from .timer import CudaTimer
 
 
+FRESH_SUFFIX = "__fresh"
+
+
+class FreshTwin:
+    """A full case again with values from another seed. After timing the base case, the
+    candidate's worker writes these values into the very tensors it timed and calls once more:
+    a result cached across calls then comes back stale and fails this twin's comparison."""
+
+    def __init__(self, case):
+        self.name = case.name + FRESH_SUFFIX
+        self.tier = "fresh"
+        self.make = case.make
+        self.dist = case.dist
+        self.random = False
+        self.fresh_of = case.name
+
+
 def _run_case(ref, job, case, device, channel, timer):
     t0 = time.perf_counter()
     seed = case_seed(job["seed"], job["task"], case.name)
@@ -29,7 +46,7 @@ def _run_case(ref, job, case, device, channel, timer):
     args = list(args)
     call, tensors = encode_call(args, kwargs)
     base = os.path.join(job["out_dir"], case.name)
-    save = case.tier in job.get("save_tiers", job["tiers"])
+    save = ("full" if case.tier == "fresh" else case.tier) in job.get("save_tiers", job["tiers"])
 
     def write_kbt(path, named):  # a case of an unsaved tier runs, but nothing reads its files
         if save:
@@ -51,6 +68,8 @@ def _run_case(ref, job, case, device, channel, timer):
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
           "random": random, "saved": save, "digest": inputs_digest}
+    if getattr(case, "fresh_of", None):
+        ev["fresh_of"] = case.fresh_of
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
@@ -89,9 +108,13 @@ def run(request, channel):
             _set_tf32(job.get("tf32", False))
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
             tiers = set(job["tiers"])
-            for case in ref.cases:
-                if case.tier in tiers:
-                    _run_case(ref, job, case, device, channel, timer)
+            ran = [c for c in ref.cases if c.tier in tiers]
+            for case in ran:
+                _run_case(ref, job, case, device, channel, timer)
+            if job.get("fresh_twin"):  # one full, deterministic case gets a twin
+                base = next((c for c in ran if c.tier == "full" and not c.random), None)
+                if base is not None:
+                    _run_case(ref, job, FreshTwin(base), device, channel, timer)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0)
         except Exception as exc:  # a broken reference is reported, the next task still runs

@@ -113,11 +113,13 @@ class CudaTimer:
             torch.cuda.synchronize(self.device)
         return (time.perf_counter() - t0) * 1e3 / calls
 
-    def _batch(self, fn, reps):
+    def _batch(self, fn, reps, before_each=None):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ids = []
         for i in range(reps):
+            if before_each is not None:
+                before_each(len(self.last_ids) + i)
             self.scrub.zero_()
             ids.append(self.probe.push())
             starts[i].record()
@@ -129,14 +131,15 @@ class CudaTimer:
         self.last_ids += ids
         return [s.elapsed_time(e) for s, e in zip(starts, ends)]
 
-    def run(self, fn):
-        """Return a list of per-call milliseconds."""
+    def run(self, fn, before_each=None):
+        """Return a list of per-call milliseconds. before_each(i), when given, runs before the
+        i-th timed call, outside its timed window (before the L2 scrub)."""
         self._estimate_ms(fn)
         t0 = time.perf_counter()
         self.last_ids = []
         samples = []
         while len(samples) < self.max_reps:
-            samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)))
+            samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)), before_each)
             if len(samples) < self.min_reps:
                 continue
             if converged(samples) or (time.perf_counter() - t0) * 1e3 >= self.budget_ms:

@@ -77,6 +77,7 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
               {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
               {"call", ev.at("call")},
               {"out_prefix", fs::absolute(job_dir / name).string()}};
+    if (ev.contains("fresh_of")) c["fresh_of"] = ev["fresh_of"];
     if (ev.contains("digest") && ev.contains("case_seed")) {  // lets the worker rebuild inputs
       c["digest"] = ev["digest"];
       c["case_seed"] = ev["case_seed"];
@@ -369,7 +370,14 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     cr.tier = ev.value("tier", "");
     auto it = w.cases.find(cr.name);
     if (it == w.cases.end()) continue;
-    const auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts);
+    auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts);
+    if (v.status != Status::Passed && ev.contains("fresh_of")) {
+      v.detail = fmt::format(
+          "after timing, on fresh values written into the tensors it was timed "
+          "on, the result is wrong (a result cached across calls?): {}",
+          v.detail);
+      v.status = Status::StaleResult;
+    }
     cr.status = status_str(v.status);
     cr.error_ratio = v.ratio;
     cr.detail = v.detail;

@@ -81,6 +81,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
          {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
          {"out_dir", fs::absolute(job.out_dir).string()},
          {"tf32", job.task->contract.tf32},
+         {"fresh_twin", time_eager && env.device == "cuda"},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }

@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 25> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 26> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -29,6 +29,7 @@ constexpr std::array<std::pair<Status, const char*>, 25> kNames = {{
     {Status::Fallback, "fallback"},
     {Status::UnattributedWork, "unattributed_work"},
     {Status::TimingMismatch, "timing_mismatch"},
+    {Status::StaleResult, "stale_result"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
 }};

@@ -28,6 +28,7 @@ enum class Status {
   Fallback,           ///< triton track: the timed calls ran mostly library kernels, not its own
   UnattributedWork,   ///< GPU work not launched by the timed call ran inside it (another thread)
   TimingMismatch,     ///< the in-process timer and the probe disagree, or the probe was defeated
+  StaleResult,        ///< wrong on fresh values in the timed tensors: results cached across calls
   ReferenceError,     ///< the reference failed; not the candidate's fault
   HarnessError,       ///< kbx itself failed on this job
 };

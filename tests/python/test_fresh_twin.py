@@ -1,0 +1,120 @@
+"""The fresh twin of a timed case: after timing, fresh values go into the very tensors the
+candidate was timed on, and that call's result is judged. Checked here on the CPU with a
+stand-in timer (the real one needs CUDA): a candidate that caches its result across calls
+returns the stale answer, an honest one the twin's reference answer."""
+
+import textwrap
+
+import torch
+
+from kbx_worker import candidate_mode, reference_mode
+from kbx_worker.tensorio import read_kbt
+
+REFERENCE = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+''')
+
+
+class Events:
+    def __init__(self):
+        self.events = []
+
+    def send(self, ev, **fields):
+        self.events.append(dict(fields, ev=ev))
+
+
+class StandInTimer:
+    """CudaTimer's interface: calls fn a few times, before_each(i) first."""
+
+    class _Probe:
+        active = False
+
+    def __init__(self):
+        self.probe = self._Probe()
+        self.last_ids = []
+
+    def run(self, fn, before_each=None):
+        for i in range(4):
+            if before_each:
+                before_each(i)
+            fn()
+        self.last_ids = [0] * 4
+        return [1.0] * 4
+
+
+def _reference(tmp_path):
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "reference.py").write_text(REFERENCE)
+    out = tmp_path / "ref"
+    events = Events()
+    reference_mode.run({"device": "cpu", "jobs": [{
+        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
+        "tiers": ["edge", "small", "full"], "out_dir": str(out), "fresh_twin": True}]}, events)
+    cases = {e["case"]: e for e in events.events if e["ev"] == "case"}
+    return task, out, cases
+
+
+def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):
+    _, out, cases = _reference(tmp_path)
+    assert set(cases) == {"small_one", "perf_one", "perf_one__fresh"}
+    twin = cases["perf_one__fresh"]
+    assert twin["fresh_of"] == "perf_one" and twin["tier"] == "fresh"
+    base_in = read_kbt(str(out / "perf_one.in.kbt"))["arg0"]
+    twin_in = read_kbt(str(out / "perf_one__fresh.in.kbt"))["arg0"]
+    assert base_in.shape == twin_in.shape and not torch.equal(base_in, twin_in)
+    assert (out / "perf_one__fresh.ref.kbt").exists() and (out / "perf_one__fresh.shadow.kbt").exists()
+
+
+def _time_twin(tmp_path, entry):
+    task, out, cases = _reference(tmp_path)
+    job = tmp_path / "job"
+    job.mkdir()
+
+    def request_case(name):
+        ev = cases[name]
+        c = {"name": name, "tier": ev["tier"], "inputs": str(out / f"{name}.in.kbt"),
+             "call": ev["call"], "out_prefix": str(job / name), "digest": ev["digest"],
+             "case_seed": ev["case_seed"]}
+        if "fresh_of" in ev:
+            c["fresh_of"] = ev["fresh_of"]
+        return c
+
+    base, twin = request_case("perf_one"), request_case("perf_one__fresh")
+    inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
+    tensors, _ = inputs.get(base)
+    args, kwargs = candidate_mode.decode_call(base["call"], tensors)
+    events = Events()
+    ok = candidate_mode._time_case(entry, base, twin, args, kwargs, tensors, StandInTimer(), inputs,
+                                   candidate_mode.LaunchCounter(), "cpu", events)
+    assert ok
+    assert [e["ev"] for e in events.events] == ["timing", "case"]
+    got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
+    want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
+    return got, want
+
+
+def test_an_honest_candidate_gets_the_twin_right(tmp_path):
+    got, want = _time_twin(tmp_path, lambda x, factor: x * factor)
+    assert torch.equal(got, want)
+
+
+def test_a_cached_result_comes_back_stale(tmp_path):
+    cache = {}
+
+    def cached(x, factor):
+        key = x.data_ptr()
+        if key not in cache:
+            cache[key] = x * factor
+        return cache[key]
+
+    got, want = _time_twin(tmp_path, cached)
+    assert not torch.equal(got, want)
