@@ -2,14 +2,14 @@
 # One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
 # built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
 # under $OUT (or ./gpu-out).
-#   [STEPS="doctor tensorio run1 zeros run2 check probe"] bench/gpu_session.sh [TASKS]
+#   [STEPS="doctor tensorio run1 zeros run2 exploits check probe"] bench/gpu_session.sh [TASKS]
 # SESSION_DIR, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-$PWD/gpu-out}
 OUT=${SESSION_DIR:-/tmp/kbx-session}  # logs gather here; one archive goes to $FINAL at the end
 ARCHIVE=${ARCHIVE:-session.tgz}
-STEPS=" ${STEPS:-doctor tensorio run1 zeros run2 check probe} "
+STEPS=" ${STEPS:-doctor tensorio run1 zeros run2 exploits check probe} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
@@ -56,6 +56,16 @@ log "expert eval, run 2"
 step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
 "$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run2.txt"
+fi
+
+if want exploits; then
+log "planted timing exploits (each must get its own status)"
+python3 bench/make_timing_exploits.py "$OUT/exploits" > /dev/null
+step ${EXPLOIT_TIMEOUT:-240} "$KBX" eval --method exploits --candidates "$OUT/exploits" --device cuda \
+  --db "$OUT/exploits.db" --fresh > "$OUT/eval-exploits.log" 2>&1
+"$KBX" results --db "$OUT/exploits.db" --format csv | cut -d, -f3,5 | tee "$OUT/exploits.csv"
+python3 -c "import sys; sys.path.insert(0, 'bench'); import make_timing_exploits as m; print('expected:', m.EXPECTED)"
+rm -rf "$OUT/exploits"
 fi
 
 if want check && [ "${SKIP_CHECK:-0}" != 1 ]; then

@@ -18,7 +18,7 @@ from .calls import classify_exception, same_bits, save_result, sync
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import read_kbt, write_kbt
-from .timer import CudaTimer
+from .timer import CudaTimer, tampered
 
 
 class LaunchCounter:
@@ -163,7 +163,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         _fail(channel, "time", exc, case=case["name"])
         return False
     channel.send("timing", case=case["name"], ms=ms, seconds=time.perf_counter() - t_time,
-                 probe_ids=timer.last_ids if timer.probe.active else [])
+                 probe_ids=timer.last_ids if timer.probe.active else [], tampered=tampered())
     if variants is None:
         return True
     _load(tensors, variants[1])

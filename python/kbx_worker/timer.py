@@ -15,6 +15,28 @@ import time
 import torch
 
 L2_SCRUB_BYTES = 256 * 1024 * 1024
+
+# The timing functions as they were before any candidate code ran: the timer calls these, and
+# tampered() names any that a candidate replaced.
+_ORIGINALS = {
+    "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
+    "torch.cuda.Event.record": torch.cuda.Event.record,
+    "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
+    "torch.cuda.synchronize": torch.cuda.synchronize,
+    "time.perf_counter": time.perf_counter,
+}
+
+
+def _current(name):
+    obj = {"torch": torch, "time": time}[name.split(".")[0]]
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def tampered():
+    """Names of timing functions that are no longer the ones the worker started with."""
+    return [name for name, fn in _ORIGINALS.items() if _current(name) is not fn]
 REL_HALF_WIDTH = 0.01
 Z95 = 1.959964
 
@@ -117,19 +139,21 @@ class CudaTimer:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ids = []
+        record, sync_all = _ORIGINALS["torch.cuda.Event.record"], _ORIGINALS["torch.cuda.synchronize"]
+        elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         for i in range(reps):
             if before_each is not None:
                 before_each(len(self.last_ids) + i)
             self.scrub.zero_()
             ids.append(self.probe.push())
-            starts[i].record()
+            record(starts[i])
             fn()
-            ends[i].record()
+            record(ends[i])
             self.probe.pop()
-        torch.cuda.synchronize(self.device)
+        sync_all(self.device)
         self.probe.flush()
         self.last_ids += ids
-        return [s.elapsed_time(e) for s, e in zip(starts, ends)]
+        return [elapsed(s, e) for s, e in zip(starts, ends)]
 
     def run(self, fn, before_each=None):
         """Return a list of per-call milliseconds. before_each(i), when given, runs before the

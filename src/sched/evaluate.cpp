@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -156,9 +157,10 @@ struct WorkerReport {
   std::map<std::string, json> cases;
   std::map<std::string, std::vector<double>> ms;
   std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
-  double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
-  double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
-  int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
+  std::set<std::string> tampered;  ///< timing functions the candidate replaced
+  double own_seconds = 0;          ///< import, first calls and timed work: not harness overhead
+  double io_seconds = 0;           ///< reading inputs and saving results: harness overhead
+  int inputs_rebuilt = 0;          ///< cases whose inputs the worker rebuilt instead of reading
   int triton_launches = 0;
 };
 
@@ -175,6 +177,9 @@ WorkerReport collect(const sandbox::Outcome& o) {
     } else if (kind == "timing") {
       w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
       w.probe_ids[e.value("case", "")] = e.value("probe_ids", std::vector<std::uint64_t>{});
+      for (const auto& name : e.value("tampered", json::array())) {
+        if (name.is_string()) w.tampered.insert(name.get<std::string>());
+      }
       w.own_seconds += e.value("seconds", 0.0);
     } else if (kind == "imported") {
       w.own_seconds += e.value("seconds", 0.0);
@@ -419,6 +424,14 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   }
   if (!st.keep_files) fs::remove_all(job_dir);
 
+  if (!w.tampered.empty() && first_fail == Status::Passed) {
+    std::string names;
+    for (const auto& n : w.tampered) names += (names.empty() ? "" : ", ") + n;
+    first_fail = Status::TimerTampered;
+    first_detail = "the candidate replaced " + names +
+                   " (timings come from the probe and the "
+                   "worker's own references; the job fails all the same)";
+  }
   if (first_fail != Status::Passed) return finish(first_fail, first_detail);
   const json err = first_event(o, "error");
   if (!err.is_null()) {

@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 26> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 27> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -30,6 +30,7 @@ constexpr std::array<std::pair<Status, const char*>, 26> kNames = {{
     {Status::UnattributedWork, "unattributed_work"},
     {Status::TimingMismatch, "timing_mismatch"},
     {Status::StaleResult, "stale_result"},
+    {Status::TimerTampered, "timer_tampered"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
 }};

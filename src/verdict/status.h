@@ -29,6 +29,7 @@ enum class Status {
   UnattributedWork,   ///< GPU work not launched by the timed call ran inside it (another thread)
   TimingMismatch,     ///< the in-process timer and the probe disagree, or the probe was defeated
   StaleResult,        ///< wrong on fresh values in the timed tensors: results cached across calls
+  TimerTampered,      ///< the candidate replaced a timing function (events, synchronize, clock)
   ReferenceError,     ///< the reference failed; not the candidate's fault
   HarnessError,       ///< kbx itself failed on this job
 };
