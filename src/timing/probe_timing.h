@@ -10,8 +10,8 @@ namespace kbx::timing {
 
 /// What the probe's records say about a series of timed calls (one performance case).
 struct ProbeTimes {
-  std::vector<double> span_ms;  ///< per call that ran GPU work: first start to last end
-  std::vector<double> busy_ms;  ///< per call: time with at least one kernel or copy running
+  std::vector<double> span_ms;         ///< per call that ran GPU work: first start to last end
+  std::vector<double> busy_ms;         ///< per call: time with at least one kernel or copy running
   size_t calls_without_work = 0;       ///< pushed ids with no GPU record at all
   std::optional<double> kernel_share;  ///< the candidate's own kernels' share of kernel time
   std::uint64_t unattributed_records = 0;  ///< untagged GPU work inside the calls' windows

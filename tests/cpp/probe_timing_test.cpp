@@ -61,7 +61,7 @@ TEST(ProbeTiming, LibraryKernelsLowerTheShare) {
 TEST(ProbeTiming, UntaggedWorkInsideACallIsUnattributed) {
   auto recs = two_calls();
   recs.push_back(kernel("other_thread_kernel", 0, 5000, 6000));  // no id, inside call 1
-  recs.push_back(kernel("before_timing", 0, 100, 200));         // outside every window
+  recs.push_back(kernel("before_timing", 0, 100, 200));          // outside every window
   auto t = timing::analyze_calls(recs, {1, 2}, {"add_kernel"});
   EXPECT_EQ(t.unattributed_records, 1u);
   EXPECT_EQ(t.unattributed_example, "other_thread_kernel");
@@ -74,10 +74,10 @@ TEST(ProbeTiming, PushedCallsWithoutRecordsAreCounted) {
 }
 
 TEST(ProbeTiming, EventsShorterThanTheProbeDisagree) {
-  EXPECT_FALSE(timing::events_disagree(0.105, 0.100));  // events bracket launches: longer
-  EXPECT_FALSE(timing::events_disagree(0.099, 0.100));  // within the bound
-  EXPECT_TRUE(timing::events_disagree(0.010, 0.100));   // side stream, or a patched timer
-  EXPECT_FALSE(timing::events_disagree(0.0005, 0.002)); // tiny calls: 2 µs of slack
+  EXPECT_FALSE(timing::events_disagree(0.105, 0.100));   // events bracket launches: longer
+  EXPECT_FALSE(timing::events_disagree(0.099, 0.100));   // within the bound
+  EXPECT_TRUE(timing::events_disagree(0.010, 0.100));    // side stream, or a patched timer
+  EXPECT_FALSE(timing::events_disagree(0.0005, 0.002));  // tiny calls: 2 µs of slack
 }
 
 }  // namespace
