@@ -2,14 +2,14 @@
 # One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
 # built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
 # under $OUT (or ./gpu-out).
-#   [STEPS="doctor tensorio run1 zeros run2 exploits check probe"] bench/gpu_session.sh [TASKS]
+#   [STEPS="doctor tensorio run1 run2 noprobe zeros exploits check probe"] bench/gpu_session.sh [TASKS]
 # SESSION_DIR, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-$PWD/gpu-out}
 OUT=${SESSION_DIR:-/tmp/kbx-session}  # logs gather here; one archive goes to $FINAL at the end
 ARCHIVE=${ARCHIVE:-session.tgz}
-STEPS=" ${STEPS:-doctor tensorio run1 zeros run2 exploits check probe} "
+STEPS=" ${STEPS:-doctor tensorio run1 run2 noprobe zeros exploits check probe} "
 want() { [[ "$STEPS" == *" $1 "* ]]; }
 rm -rf "$OUT"; mkdir -p "$OUT" "$FINAL"
 KBX=$PWD/.carry/bin/kbx
@@ -54,8 +54,22 @@ fi
 if want run2; then
 log "expert eval, run 2"
 step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
-  --db "$OUT/expert.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
-"$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run2.txt"
+  --db "$OUT/expert2.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
+"$KBX" results --db "$OUT/expert2.db" --method expert | tee "$OUT/expert-run2.txt"
+fi
+
+if want noprobe; then
+log "expert eval without the probe (for the probe's overhead)"
+KBX_PROBE_LIB=off step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda \
+  --tasks "$TASKS" --db "$OUT/noprobe.db" --fresh > "$OUT/eval-noprobe.log" 2>&1
+fi
+
+if [ -f "$OUT/expert.db" ] && [ -f "$OUT/expert2.db" ]; then
+  log "repeatability (run 1 vs run 2)"
+  python3 bench/compare_runs.py "$OUT/expert.db" "$OUT/expert2.db" | tee "$OUT/repeatability.txt" | tail -n 3
+fi
+if [ -f "$OUT/noprobe.db" ] && [ -f "$OUT/expert.db" ]; then
+  python3 bench/compare_runs.py "$OUT/noprobe.db" "$OUT/expert.db" --probe-overhead | tee "$OUT/probe-overhead.txt"
 fi
 
 if want exploits; then

@@ -223,9 +223,10 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
 
 /// The candidate worker's probe records, parsed once per job.
 struct ProbeData {
-  bool expected = false;  ///< the worker ran under the probe
-  bool ok = false;        ///< a valid stream with a header came back
-  std::string problem;    ///< why not, when expected and not ok
+  bool expected = false;         ///< the worker ran under the probe
+  bool ok = false;               ///< a valid stream with a header came back
+  std::string problem;           ///< why not, when expected and not ok
+  bool harness_problem = false;  ///< the probe failed on its own: not the candidate's doing
   std::vector<probe::Record> records;
   std::vector<std::string> triton_functions;
 };
@@ -241,7 +242,10 @@ ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json
   probe::Stream stream;
   std::string error;
   if (o.probe_bytes.empty()) {
-    p.problem = "the probe wrote nothing (it did not start in the worker, or its pipe was closed)";
+    // CUDA, and with it the probe, starts before the candidate's code runs; a silent probe is
+    // this machine's problem (CUPTI busy, library not loadable), not the candidate's.
+    p.harness_problem = true;
+    p.problem = "the probe wrote nothing (CUPTI did not start in the worker; see docs/probe.md)";
   } else if (!probe::parse_stream({bytes, o.probe_bytes.size()}, stream, &error) &&
              !o.probe_truncated) {
     p.problem = "the probe's stream is invalid: " + error;
@@ -264,7 +268,9 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
                                                                 const WorkerReport& w,
                                                                 const std::string& track) {
   auto ids = w.probe_ids.find(cr.name);
-  if (!p.ok) return std::pair{Status::TimingMismatch, p.problem};
+  if (!p.ok) {
+    return std::pair{p.harness_problem ? Status::HarnessError : Status::TimingMismatch, p.problem};
+  }
   if (ids == w.probe_ids.end() || ids->second.empty()) {
     return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
   }
