@@ -6,7 +6,7 @@ import platform
 import sys
 
 
-def _hello(channel):
+def _hello(channel, request):
     import torch
     info = {"python": platform.python_version(), "torch": torch.__version__,
             "cuda_available": torch.cuda.is_available(), "pid": os.getpid()}
@@ -19,6 +19,10 @@ def _hello(channel):
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
         info["cuda"] = torch.version.cuda
+        info["gpu_count"] = torch.cuda.device_count()
+        if request.get("mode") in ("reference", "calibrate"):  # trusted, once per run: the record
+            from .calibrate_mode import machine_facts
+            info.update(machine_facts())
     channel.send("hello", **info)
 
 
@@ -30,7 +34,7 @@ def main(argv=None):
     from .proto import Channel
     channel = Channel(opts.request_fd, opts.event_fd)
     request = channel.read_request()
-    _hello(channel)
+    _hello(channel, request)
     if request["mode"] == "reference":
         from . import reference_mode
         reference_mode.run(request, channel)
@@ -40,6 +44,9 @@ def main(argv=None):
     elif request["mode"] == "judge":
         from . import judge_mode
         judge_mode.run(request, channel)
+    elif request["mode"] == "calibrate":
+        from . import calibrate_mode
+        calibrate_mode.run(request, channel)
     else:
         raise SystemExit(f"unknown mode {request['mode']!r}")
     channel.send("done")

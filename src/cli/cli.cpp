@@ -1,8 +1,10 @@
 #include "cli/cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "sched/eval.h"
 #include "sched/suite_check.h"
 #include "sched/worker.h"
+#include "store/calibration.h"
 #include "store/store.h"
 #include "suite/task.h"
 
@@ -104,16 +107,102 @@ int results_cmd(const fs::path& db_path, const std::string& method, std::optiona
     throw Error(db_path.string() + ": no such database (run kbx eval first)");
   store::Store db(db_path);
   auto rows = db.results(method, run);
+  report::RunCalibrations cals;  // each shown run's fingerprint and calibration (roofline)
+  for (const auto& r : db.runs()) {
+    auto of_run = [&](const store::Result& x) { return x.run_id == r.id; };
+    if (std::any_of(rows.begin(), rows.end(), of_run))
+      cals[r.id] = store::calibration_for_run(db, r);
+  }
   if (format == "csv") {
     std::fputs(report::results_csv(rows).c_str(), stdout);
   } else if (format == "json") {
-    std::fputs(report::results_json(rows).c_str(), stdout);
+    std::fputs(report::results_json(rows, cals).c_str(), stdout);
   } else if (format == "markdown") {
-    std::fputs(report::results_markdown(rows, "kbx results").c_str(), stdout);
+    std::fputs(report::results_markdown(rows, "kbx results", cals).c_str(), stdout);
   } else {
     if (rows.empty()) std::printf("no results in %s\n", db_path.c_str());
-    std::fputs(report::results_table(rows).c_str(), stdout);
+    std::fputs(report::results_table(rows, cals).c_str(), stdout);
   }
+  return 0;
+}
+
+/// A peak in the units people read: GB/s for bandwidth, T- or GFLOP/s (OP/s for int8) for rates.
+std::string peak_text(const nlohmann::json& ev) {
+  const double v = ev.value("value", 0.0);
+  if (ev.value("unit", "") == "B/s") return fmt::format("{:.1f} GB/s", v / 1e9);
+  const char* op = ev.value("name", "") == "int8" ? "OP/s" : "FLOP/s";
+  return v >= 1e12 ? fmt::format("{:.1f} T{}", v / 1e12, op)
+                   : fmt::format("{:.1f} G{}", v / 1e9, op);
+}
+
+/// One progress line per calibrate event, as it arrives.
+void calibrate_progress(const nlohmann::json& ev) {
+  const std::string kind = ev.value("ev", "");
+  if (kind == "gpu") {
+    std::fprintf(stderr, "kbx: calibrate: measuring %s\n", ev.value("name", "").c_str());
+  } else if (kind == "peak") {
+    std::fprintf(stderr, "kbx: calibrate: %s %s\n", ev.value("name", "").c_str(),
+                 peak_text(ev).c_str());
+  } else if (kind == "skipped") {
+    std::fprintf(stderr, "kbx: calibrate: %s skipped\n", ev.value("name", "").c_str());
+  }
+}
+
+/// The calibrate worker's events, from a trusted process of its own (our code, no sandbox).
+sandbox::Outcome run_calibrate_worker(const std::string& device, const std::string& python_flag) {
+  sched::WorkerEnv env;
+  env.python = sched::find_python(python_flag);
+  env.device = device;
+  env.timeout_s = 600;
+  env.isolate_network = false;
+  env.launcher = nullptr;
+  env.work_dir = fs::temp_directory_path() / fmt::format("kbx-calibrate-{}", getpid());
+  std::fprintf(stderr, "kbx: calibrate: device %s, using %s (chosen by %s)\n", device.c_str(),
+               env.python.path.c_str(), env.python.chosen.c_str());
+  auto o = sched::run_worker(env, {{"mode", "calibrate"}, {"device", device}},
+                             env.work_dir / "worker", calibrate_progress);
+  fs::remove_all(env.work_dir);
+  return o;
+}
+
+int calibrate_cmd(const std::string& device, const fs::path& db_path,
+                  const std::string& python_flag) {
+  const fs::path folder = db_path.parent_path();
+  if (!folder.empty() && !fs::is_directory(folder)) {
+    throw Error("--db " + db_path.string() + ": folder " + folder.string() +
+                " does not exist (create it or pick another path)");
+  }
+  const auto o = run_calibrate_worker(device, python_flag);
+  const auto hello = sched::first_event(o, "hello");
+  const auto error = sched::first_event(o, "error");
+  if (device == "cuda" && ((!hello.is_null() && !hello.value("cuda_available", false)) ||
+                           (!error.is_null() && error.value("kind", "") == "no_gpu"))) {
+    std::fprintf(stderr,
+                 "kbx: no GPU: calibrate needs one (use --device cpu to measure this CPU)\n");
+    return 2;
+  }
+  if (o.end != sandbox::Outcome::End::Exited || o.exit_code != 0) {
+    throw Error(
+        "calibrate worker failed (" + o.describe() + "): " +
+        o.stderr_kept.substr(o.stderr_kept.size() > 2000 ? o.stderr_kept.size() - 2000 : 0));
+  }
+  const store::Calibration cal = store::calibration_from_events(o.events, device);
+  store::Store db(db_path);
+  const auto id = store::save_calibration(db, cal);
+  std::printf("calibration %lld: %s %s (fingerprint %s)\n%-8s %-28s %s\n",
+              static_cast<long long>(id), device.c_str(), cal.gpu.c_str(), cal.fingerprint.c_str(),
+              "peak", "value", "samples");
+  for (const auto& ev : o.events) {
+    const std::string kind = ev.value("ev", "");
+    if (kind == "peak") {
+      std::printf("%-8s %-28s %d\n", ev.value("name", "").c_str(), peak_text(ev).c_str(),
+                  ev.value("samples", 0));
+    } else if (kind == "skipped") {
+      std::printf("%-8s skipped: %s\n", ev.value("name", "").c_str(),
+                  ev.value("reason", "").c_str());
+    }
+  }
+  std::printf("stored in %s; kbx results uses it for roofline fractions\n", db_path.c_str());
   return 0;
 }
 
@@ -241,6 +330,15 @@ int main(int argc, char** argv) {
   results->add_option("--format", format, "table, csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
 
+  auto* calibrate = app.add_subcommand(
+      "calibrate", "measure this GPU's copy bandwidth and matmul rates for roofline fractions");
+  std::string calibrate_device = "cuda";
+  calibrate->add_option("--device", calibrate_device, "cuda, or cpu (a quick check of the command)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  calibrate->add_option("--db", db_path, "results database")->capture_default_str();
+  calibrate->add_option("--python", python, "Python interpreter with torch");
+
   auto* doc =
       app.add_subcommand("doctor", "what this machine offers: GPU, driver, torch, triton, sandbox");
   doc->add_option("--python", python, "Python interpreter with torch");
@@ -281,6 +379,7 @@ int main(int argc, char** argv) {
       return results_cmd(db_path, method,
                          run_id ? std::optional<std::int64_t>(run_id) : std::nullopt, format);
     }
+    if (calibrate->parsed()) return calibrate_cmd(calibrate_device, db_path, python);
     if (doc->parsed()) return doctor(python);
   } catch (const Error& e) {
     std::fprintf(stderr, "kbx: %s\n", e.what());

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -36,17 +38,185 @@ struct Summary {
   std::vector<double> speedups;
 };
 
+const store::Calibration* calibration_of(const RunCalibrations& cals, std::int64_t run_id) {
+  auto it = cals.find(run_id);
+  return it != cals.end() && it->second.calibration ? &*it->second.calibration : nullptr;
+}
+
+/// The runs of the results, in order of first appearance.
+std::vector<std::int64_t> run_ids(const std::vector<store::Result>& results) {
+  std::vector<std::int64_t> ids;
+  for (const auto& r : results) {
+    if (std::find(ids.begin(), ids.end(), r.run_id) == ids.end()) ids.push_back(r.run_id);
+  }
+  return ids;
+}
+
+bool any_calibrated(const std::vector<store::Result>& results, const RunCalibrations& cals) {
+  for (auto id : run_ids(results)) {
+    if (calibration_of(cals, id)) return true;
+  }
+  return false;
+}
+
+bool any_timed(const std::vector<store::Result>& results) {
+  for (const auto& r : results) {
+    for (const auto& c : r.cases) {
+      if (c.cand_ms) return true;
+    }
+  }
+  return false;
+}
+
+bool any_float32(const std::vector<store::Result>& results) {
+  for (const auto& r : results) {
+    for (const auto& c : r.cases) {
+      if (c.cand_ms && peak_for_dtype(c.dtype) == "fp32") return true;
+    }
+  }
+  return false;
+}
+
+std::string percent(const std::optional<double>& fraction) {
+  return fraction ? fmt::format("{:.1f}%", *fraction * 100) : "-";
+}
+
+/// Which calibration each run's roofline fractions are against, one line per run; one line
+/// saying how to get one when no run has any and something was timed.
+std::vector<std::string> calibration_lines(const std::vector<store::Result>& results,
+                                           const RunCalibrations& cals) {
+  std::vector<std::string> lines;
+  if (!any_calibrated(results, cals)) {
+    if (any_timed(results)) lines.push_back("no calibration: run kbx calibrate");
+    return lines;
+  }
+  for (auto id : run_ids(results)) {
+    const auto* c = calibration_of(cals, id);
+    if (!c) {
+      lines.push_back(fmt::format("run {}: no calibration: run kbx calibrate", id));
+      continue;
+    }
+    lines.push_back(
+        fmt::format("run {}: roofline against calibration {} ({} {}, measured {}, "
+                    "matched by {})",
+                    id, c->id, c->device, c->gpu, c->measured_at, cals.at(id).matched_by));
+  }
+  if (any_float32(results)) {
+    lines.push_back("float32 cases are held to the fp32 peak (TF32 is not assumed)");
+  }
+  return lines;
+}
+
+nlohmann::json calibration_json(const store::Calibration& c, const std::string& matched_by) {
+  nlohmann::json peaks = nlohmann::json::object();
+  for (const auto& [name, v] : c.peaks) peaks[name] = v;
+  return {{"id", c.id},
+          {"device", c.device},
+          {"gpu", c.gpu},
+          {"fingerprint", c.fingerprint},
+          {"measured_at", c.measured_at},
+          {"matched_by", matched_by},
+          {"peaks", peaks}};
+}
+
+/// Each run of the results with its fingerprint and calibration (null when none).
+nlohmann::json runs_json(const std::vector<store::Result>& results, const RunCalibrations& cals) {
+  nlohmann::json runs = nlohmann::json::array();
+  for (auto id : run_ids(results)) {
+    nlohmann::json jr = {{"run_id", id}, {"fingerprint", nullptr}, {"calibration", nullptr}};
+    if (auto it = cals.find(id); it != cals.end()) {
+      if (!it->second.fingerprint.empty()) jr["fingerprint"] = it->second.fingerprint;
+      if (it->second.calibration) {
+        jr["calibration"] = calibration_json(*it->second.calibration, it->second.matched_by);
+      }
+    }
+    runs.push_back(jr);
+  }
+  return runs;
+}
+
+void add_roofline(nlohmann::json& jc, const CaseRoofline& rl) {
+  if (rl.achieved_flops) jc["achieved_flops"] = *rl.achieved_flops;
+  if (rl.achieved_bytes_per_s) jc["achieved_bytes_per_s"] = *rl.achieved_bytes_per_s;
+  if (rl.roofline_fraction) {
+    jc["roofline_fraction"] = *rl.roofline_fraction;
+    jc["roofline_peak"] = rl.basis;
+  }
+  if (!rl.note.empty()) jc["roofline_note"] = rl.note;
+}
+
 }  // namespace
 
-std::string results_table(const std::vector<store::Result>& results) {
-  std::string out = fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}\n", "method", "task",
+std::string peak_for_dtype(const std::string& dtype) {
+  std::string d = dtype.rfind("torch.", 0) == 0 ? dtype.substr(6) : dtype;
+  if (d == "float32" || d == "float" || d == "fp32" || d == "f32") return "fp32";
+  if (d == "bfloat16" || d == "bf16") return "bf16";
+  if (d == "float16" || d == "half" || d == "fp16" || d == "f16") return "fp16";
+  if (d == "int8" || d == "i8") return "int8";
+  return "";
+}
+
+CaseRoofline case_roofline(const store::CaseResult& c, const store::Calibration* calibration) {
+  CaseRoofline out;
+  if (!c.cand_ms || *c.cand_ms <= 0) return out;
+  const double seconds = *c.cand_ms * 1e-3;
+  if (c.flops) out.achieved_flops = *c.flops / seconds;
+  if (c.bytes) out.achieved_bytes_per_s = *c.bytes / seconds;
+  if (!calibration) return out;
+  auto peak = [&](const std::string& name) -> std::optional<double> {
+    auto it = calibration->peaks.find(name);
+    if (it == calibration->peaks.end() || !(it->second > 0)) return std::nullopt;
+    return it->second;
+  };
+  std::optional<double> bound;  // the roofline time, seconds
+  auto at_least = [&](double t) { bound = bound ? std::max(*bound, t) : t; };
+  if (c.flops && *c.flops > 0) {
+    const std::string name = peak_for_dtype(c.dtype);
+    if (name.empty()) {
+      out.note = (c.dtype.empty() ? "dtype unknown" : "no peak for " + c.dtype) + ": bytes only";
+    } else if (auto p = peak(name)) {
+      at_least(*c.flops / *p);
+      out.peak = out.basis = name;
+    } else {
+      out.note = "peak " + name + " not calibrated: bytes only";
+    }
+  }
+  if (c.bytes && *c.bytes > 0) {
+    if (auto bw = peak("copy_bw")) {
+      at_least(*c.bytes / *bw);
+      out.basis += out.basis.empty() ? "copy_bw" : "+copy_bw";
+    }
+  }
+  if (bound) out.roofline_fraction = *bound / seconds;
+  return out;
+}
+
+std::optional<double> best_roofline(const store::Result& r, const store::Calibration* calibration) {
+  std::optional<double> best;
+  if (!calibration) return best;
+  for (const auto& c : r.cases) {
+    if (c.status != "passed") continue;
+    const auto f = case_roofline(c, calibration).roofline_fraction;
+    if (f && (!best || *f > *best)) best = f;
+  }
+  return best;
+}
+
+std::string results_table(const std::vector<store::Result>& results,
+                          const RunCalibrations& calibrations) {
+  const bool roofline = any_calibrated(results, calibrations);
+  std::string out = fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}", "method", "task",
                                 "status", "cases", "err.ratio", "speedup", "best GB/s");
+  out += roofline ? fmt::format(" {:>9}\n", "roofline") : "\n";
   std::map<std::string, Summary> per_method;
   for (const auto& r : results) {
     out +=
-        fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}\n", r.method, r.task, r.status,
+        fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}", r.method, r.task, r.status,
                     fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
                     opt(r.speedup, "{:.2f}x"), opt(best_gbps(r), "{:.0f}"));
+    out += roofline ? fmt::format(" {:>9}\n",
+                                  percent(best_roofline(r, calibration_of(calibrations, r.run_id))))
+                    : "\n";
     auto& s = per_method[r.method];
     ++s.total;
     if (r.status == "passed") {
@@ -59,6 +229,7 @@ std::string results_table(const std::vector<store::Result>& results) {
                        method, s.passed, s.total, opt(timing::geomean(s.speedups), "{:.2f}x"),
                        s.speedups.size());
   }
+  for (const auto& line : calibration_lines(results, calibrations)) out += line + "\n";
   return out;
 }
 
@@ -77,9 +248,13 @@ std::string results_csv(const std::vector<store::Result>& results) {
   return out;
 }
 
-std::string results_json(const std::vector<store::Result>& results) {
-  nlohmann::json doc = {{"schema_version", 1}, {"results", nlohmann::json::array()}};
+std::string results_json(const std::vector<store::Result>& results,
+                         const RunCalibrations& calibrations) {
+  nlohmann::json doc = {{"schema_version", 1},
+                        {"runs", runs_json(results, calibrations)},
+                        {"results", nlohmann::json::array()}};
   for (const auto& r : results) {
+    const store::Calibration* cal = calibration_of(calibrations, r.run_id);
     nlohmann::json cases = nlohmann::json::array();
     for (const auto& c : r.cases) {
       nlohmann::json jc = {
@@ -101,6 +276,8 @@ std::string results_json(const std::vector<store::Result>& results) {
       }
       if (c.flops) jc["flops"] = *c.flops;
       if (c.bytes) jc["bytes"] = *c.bytes;
+      if (!c.dtype.empty()) jc["dtype"] = c.dtype;
+      add_roofline(jc, case_roofline(c, cal));
       cases.push_back(jc);
     }
     nlohmann::json jr = {{"run_id", r.run_id},
@@ -118,12 +295,15 @@ std::string results_json(const std::vector<store::Result>& results) {
                          {"overhead_s", r.overhead_s},
                          {"cases", cases}};
     if (r.speedup) jr["speedup"] = *r.speedup;
+    if (auto best = best_roofline(r, cal)) jr["best_roofline_fraction"] = *best;
     doc["results"].push_back(jr);
   }
   return doc.dump(2) + "\n";
 }
 
-std::string results_markdown(const std::vector<store::Result>& results, const std::string& title) {
+std::string results_markdown(const std::vector<store::Result>& results, const std::string& title,
+                             const RunCalibrations& calibrations) {
+  const bool roofline = any_calibrated(results, calibrations);
   std::string out =
       "# " + title + "\n\n| category | tasks | correct | geomean speedup |\n|---|---|---|---|\n";
   std::map<std::string, Summary> per_cat;
@@ -139,16 +319,24 @@ std::string results_markdown(const std::vector<store::Result>& results, const st
     out += fmt::format("| {} | {} | {} | {} |\n", cat, s.total, s.passed,
                        opt(timing::geomean(s.speedups), "{:.2f}x"));
   }
-  out +=
-      "\n| task | status | cases | error ratio | speedup | detail |\n|---|---|---|---|---|---|\n";
+  out += roofline ? "\n| task | status | cases | error ratio | speedup | roofline | detail |\n"
+                    "|---|---|---|---|---|---|---|\n"
+                  : "\n| task | status | cases | error ratio | speedup | detail |\n"
+                    "|---|---|---|---|---|---|\n";
   for (const auto& r : results) {
     std::string detail = r.detail.substr(0, 160);
     for (auto& ch : detail) {
       if (ch == '|' || ch == '\n') ch = ' ';
     }
-    out += fmt::format("| {} | {} | {}/{} | {} | {} | {} |\n", r.task, r.status, r.cases_passed,
-                       r.cases_total, ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), detail);
+    const std::string rl =
+        roofline ? percent(best_roofline(r, calibration_of(calibrations, r.run_id))) + " | " : "";
+    out += fmt::format("| {} | {} | {}/{} | {} | {} | {}{} |\n", r.task, r.status, r.cases_passed,
+                       r.cases_total, ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), rl,
+                       detail);
   }
+  const auto lines = calibration_lines(results, calibrations);
+  if (!lines.empty()) out += "\n";
+  for (const auto& line : lines) out += line + "  \n";
   return out;
 }
 

@@ -1,21 +1,56 @@
 #pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "store/calibration.h"
 #include "store/store.h"
 
 namespace kbx::report {
 
-/// Results as an aligned text table, one row per task, with a summary line per method.
-std::string results_table(const std::vector<store::Result>& results);
+/// Each run's fingerprint and calibration, by run id; a run that is absent has neither, and
+/// its results get achieved rates but no roofline fractions.
+using RunCalibrations = std::map<std::int64_t, store::RunCalibration>;
+
+/// Where a timed case stands against the machine's peaks.
+struct CaseRoofline {
+  std::optional<double> achieved_flops;        ///< flops / candidate median time
+  std::optional<double> achieved_bytes_per_s;  ///< bytes / candidate median time
+  std::optional<double> roofline_fraction;     ///< roofline time / candidate median time
+  std::string peak;   ///< the compute peak used ("fp32", "bf16", ...); "" when bytes only
+  std::string basis;  ///< the peaks the roofline time came from: "bf16+copy_bw", "copy_bw", ...
+  std::string note;   ///< why a compute peak was not used, when it was not
+};
+
+/// The calibration peak for a case's compute dtype ("float32" or "torch.float32" -> "fp32",
+/// bfloat16 -> "bf16", float16 -> "fp16", int8 -> "int8"); "" when the dtype has none or is
+/// unknown. float32 maps to fp32 even where the task allows TF32.
+std::string peak_for_dtype(const std::string& dtype);
+
+/// Achieved rates (for a case with a cost model and a candidate median) and, given peaks, the
+/// roofline fraction: max(flops / compute peak, bytes / copy_bw) over the measured time.
+CaseRoofline case_roofline(const store::CaseResult& c, const store::Calibration* calibration);
+
+/// The best roofline fraction over a result's passed cases, if any has one.
+std::optional<double> best_roofline(const store::Result& r, const store::Calibration* calibration);
+
+/// Results as an aligned text table, one row per task, with a summary line per method and a
+/// footer naming the calibration the "roofline" column (present when one exists) is against.
+std::string results_table(const std::vector<store::Result>& results,
+                          const RunCalibrations& calibrations = {});
 
 /// Results as CSV with a header row (schema: docs/results-schema.md).
 std::string results_csv(const std::vector<store::Result>& results);
 
-/// Results as a JSON document with a schema version and per-case details.
-std::string results_json(const std::vector<store::Result>& results);
+/// Results as a JSON document with a schema version, per-case details (achieved FLOP/s and
+/// bytes/s, roofline fraction) and each run's fingerprint and calibration.
+std::string results_json(const std::vector<store::Result>& results,
+                         const RunCalibrations& calibrations = {});
 
 /// A Markdown report: per-category pass rates and speedups, then per-task rows.
-std::string results_markdown(const std::vector<store::Result>& results, const std::string& title);
+std::string results_markdown(const std::vector<store::Result>& results, const std::string& title,
+                             const RunCalibrations& calibrations = {});
 
 }  // namespace kbx::report

@@ -11,12 +11,14 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/fingerprint.h"
 #include "common/util.h"
 #include "plan/candidates.h"
 #include "sandbox/warm.h"
 #include "sched/evaluate.h"
 #include "sched/progress.h"
 #include "sched/reference.h"
+#include "store/calibration.h"
 #include "store/store.h"
 
 namespace kbx::sched {
@@ -70,6 +72,11 @@ json environment_of(const json& hello, const WorkerEnv& env) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   e["host"] = host;
+  if (e.contains("clocks")) {  // nvidia-smi's reading as the reference worker started
+    e["clocks_start"] = e["clocks"];
+    e.erase("clocks");
+  }
+  e["fingerprint"] = fingerprint(fingerprint_fields(e));
   return e;
 }
 
@@ -111,6 +118,12 @@ int run_eval(const EvalOptions& o) {
   env.device = o.device;
   env.timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.device == "cpu" ? 900 : 600);
   say(fmt::format("using {} (chosen by {})", env.python.path, env.python.chosen));
+  if (o.device == "cuda" && o.time) {
+    env.probe_lib = find_probe_library();
+    say(env.probe_lib.empty()
+            ? std::string("timing: CUDA events only (no libkbx_probe.so found; see docs/probe.md)")
+            : "timing: CUPTI probe " + env.probe_lib.string() + ", CUDA events as cross-check");
+  }
 
   const auto tiers = o.tiers.empty() ? tiers_for(o.device) : o.tiers;
   const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands);
@@ -238,6 +251,7 @@ int run_eval(const EvalOptions& o) {
       for (const auto& j : ref_jobs) fs::remove_all(j.out_dir);
     }
   }
+  if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
   say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id,
                   o.db.string()));

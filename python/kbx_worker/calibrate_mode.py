@@ -1,0 +1,207 @@
+"""Calibrate mode: measure the machine's peaks that roofline fractions are taken against.
+
+Request: {"mode": "calibrate", "device": "cuda" | "cpu"}. Events, one per measurement:
+  {"ev": "gpu", "name", "device", "sm_count", "total_memory", "count", "environment": {...}}
+  {"ev": "peak", "name": "copy_bw" | "fp32" | "tf32" | "bf16" | "fp16" | "int8",
+   "value", "unit": "B/s" | "FLOP/s", "samples", "median_ms", "size"}
+  {"ev": "skipped", "name", "reason"}
+  {"ev": "clocks_end", "clocks": [{"sm", "mem"}] | None} on cuda, after the measurements
+  {"ev": "error", "kind": "no_gpu", "message"} when cuda is asked for and torch sees none.
+
+On cuda: a device-to-device copy of 1 GiB (bytes counted: read plus write) and 8192^3 matmuls,
+timed with CUDA events (CudaTimer: warm-up, then repetitions until the median is stable).
+On cpu: a 64 MiB copy and a 512^3 fp32 matmul timed with time.perf_counter, so that the whole
+command can be exercised without a GPU; the other dtypes are reported as skipped.
+"""
+
+import os
+import platform
+import statistics
+import subprocess
+import time
+
+import torch
+
+from .timer import CudaTimer
+
+GIB = 1 << 30
+MIB = 1 << 20
+CUDA_COPY_BYTES = GIB
+CUDA_MATMUL_N = 8192
+CPU_COPY_BYTES = 64 * MIB
+CPU_MATMUL_N = 512
+CPU_REPS = 10
+MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
+                 "fp16": torch.float16}
+
+
+def _nvidia_smi(query):
+    """Rows of `nvidia-smi --query-gpu=<query>` as lists of strings, or None without it."""
+    try:
+        argv = ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rows = [[f.strip() for f in line.split(",")] for line in out.splitlines() if line.strip()]
+    return rows or None
+
+
+def _number(text):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def machine_facts():
+    """The driver and each GPU's current SM and memory clocks (MHz), from one nvidia-smi call,
+    for the hello event of trusted modes (nvidia-smi is slow to start, so candidate workers skip
+    it): {"driver": str | None, "clocks": [{"sm", "mem"}] | None}; {} without a GPU."""
+    if not torch.cuda.is_available():
+        return {}
+    rows = [r for r in _nvidia_smi("driver_version,clocks.sm,clocks.mem") or [] if len(r) >= 3]
+    if not rows:
+        return {"driver": None, "clocks": None}
+    return {"driver": rows[0][0],
+            "clocks": [{"sm": _number(r[1]), "mem": _number(r[2])} for r in rows]}
+
+
+def _environment():
+    env = {"torch": torch.__version__, "cuda": torch.version.cuda,
+           "python": platform.python_version()}
+    try:
+        import triton
+        env["triton"] = triton.__version__
+    except Exception:  # the calibration does not need triton; the record says it was missing
+        env["triton"] = None
+    env.update(machine_facts())
+    return env
+
+
+def _cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _send_peak(channel, name, amount, unit, samples_ms, size):
+    median_ms = statistics.median(samples_ms)
+    channel.send("peak", name=name, value=amount / (median_ms * 1e-3), unit=unit,
+                 samples=len(samples_ms), median_ms=median_ms, size=size)
+
+
+# --- cuda ----------------------------------------------------------------------------------------
+
+def _cuda_copy(channel, timer, device):
+    src = torch.empty(CUDA_COPY_BYTES, dtype=torch.uint8, device=device).fill_(1)
+    dst = torch.empty_like(src)
+    samples = timer.run(lambda: dst.copy_(src))
+    _send_peak(channel, "copy_bw", 2 * CUDA_COPY_BYTES, "B/s", samples, CUDA_COPY_BYTES)
+    del src, dst
+    torch.cuda.empty_cache()
+
+
+def _cuda_matmul(channel, timer, device, name):
+    n = CUDA_MATMUL_N
+    torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+    a = torch.randn(n, n, device=device).to(MATMUL_DTYPES[name])
+    b = torch.randn(n, n, device=device).to(MATMUL_DTYPES[name])
+    samples = timer.run(lambda: torch.matmul(a, b))
+    _send_peak(channel, name, 2.0 * n ** 3, "FLOP/s", samples, n)
+    del a, b
+    torch.cuda.empty_cache()
+
+
+def _cuda_int8(channel, timer, device):
+    int_mm = getattr(torch, "_int_mm", None)
+    if int_mm is None:
+        channel.send("skipped", name="int8", reason=f"torch {torch.__version__} has no _int_mm")
+        return
+    n = CUDA_MATMUL_N
+    a = torch.randint(-128, 128, (n, n), dtype=torch.int8, device=device)
+    b = torch.randint(-128, 128, (n, n), dtype=torch.int8, device=device)
+    try:
+        int_mm(a, b)
+        torch.cuda.synchronize(device)
+    except RuntimeError as exc:
+        channel.send("skipped", name="int8", reason=f"torch._int_mm failed: {str(exc)[:300]}")
+        return
+    samples = timer.run(lambda: int_mm(a, b))
+    _send_peak(channel, "int8", 2.0 * n ** 3, "FLOP/s", samples, n)
+    del a, b
+    torch.cuda.empty_cache()
+
+
+def _run_cuda(channel):
+    if not torch.cuda.is_available():
+        channel.send("error", kind="no_gpu", message="torch sees no CUDA GPU")
+        return
+    device = torch.device("cuda", 0)
+    props = torch.cuda.get_device_properties(device)
+    channel.send("gpu", name=props.name, device="cuda", sm_count=props.multi_processor_count,
+                 total_memory=props.total_memory, count=torch.cuda.device_count(),
+                 environment=_environment())
+    timer = CudaTimer(device, warmup_ms=100.0, budget_ms=1000.0)
+    saved_tf32 = torch.backends.cuda.matmul.allow_tf32
+    try:
+        _measured(channel, "copy_bw", lambda: _cuda_copy(channel, timer, device))
+        for name in MATMUL_DTYPES:
+            _measured(channel, name, lambda: _cuda_matmul(channel, timer, device, name))
+        _measured(channel, "int8", lambda: _cuda_int8(channel, timer, device))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved_tf32
+    channel.send("clocks_end", clocks=machine_facts().get("clocks"))  # as the GPU is under load
+
+
+def _measured(channel, name, measure):
+    """Runs one measurement; one that fails (out of memory, a dtype the GPU lacks) becomes a
+    skipped event with the reason, and the others still run."""
+    try:
+        measure()
+    except RuntimeError as exc:  # torch.cuda.OutOfMemoryError is one
+        torch.cuda.empty_cache()
+        channel.send("skipped", name=name,
+                     reason=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+
+
+# --- cpu -----------------------------------------------------------------------------------------
+
+def _cpu_time(fn):
+    """Per-call milliseconds of fn after two warm-up calls."""
+    for _ in range(2):
+        fn()
+    samples = []
+    for _ in range(CPU_REPS):
+        t0 = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t0) * 1e3)
+    return samples
+
+
+def _run_cpu(channel):
+    channel.send("gpu", name=_cpu_name(), device="cpu", sm_count=None, total_memory=None,
+                 count=0, environment=_environment(), cpu_count=os.cpu_count())
+    src = torch.ones(CPU_COPY_BYTES, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    _send_peak(channel, "copy_bw", 2 * CPU_COPY_BYTES, "B/s",
+               _cpu_time(lambda: dst.copy_(src)), CPU_COPY_BYTES)
+    n = CPU_MATMUL_N
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    _send_peak(channel, "fp32", 2.0 * n ** 3, "FLOP/s", _cpu_time(lambda: torch.matmul(a, b)), n)
+    for name in ("tf32", "bf16", "fp16", "int8"):
+        channel.send("skipped", name=name, reason="device cpu: only copy_bw and fp32 are measured")
+
+
+def run(request, channel):
+    device = request.get("device", "cuda")
+    if device == "cuda":
+        _run_cuda(channel)
+    elif device == "cpu":
+        _run_cpu(channel)
+    else:
+        raise ValueError(f"calibrate request: device must be 'cuda' or 'cpu', not {device!r}")

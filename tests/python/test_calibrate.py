@@ -1,0 +1,219 @@
+"""`kbx calibrate` end to end on the CPU, and roofline fractions in `kbx results` from it."""
+
+import json
+import os
+import sqlite3
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+def _env():
+    env = dict(os.environ)
+    env.setdefault("KBX_PYTHON", sys.executable)
+    return env
+
+
+def _calibrations(db):
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT id, fingerprint, device, gpu, peaks, environment "
+                           "FROM calibration ORDER BY id").fetchall()
+
+
+def test_cpu_calibration_is_stored_and_printed(kbx, tmp_path):
+    db = tmp_path / "tmp.db"
+    proc = kbx("calibrate", "--device", "cpu", "--db", str(db), env=_env(), check=True)
+    assert "calibration 1: cpu" in proc.stdout
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines()[2:] if line.strip()}
+    assert "GB/s" in lines["copy_bw"]
+    assert "FLOP/s" in lines["fp32"]
+    for name in ("tf32", "bf16", "fp16", "int8"):
+        assert "skipped" in lines[name]
+    assert "kbx: calibrate: copy_bw" in proc.stderr  # progress as each peak arrives
+
+    (row,) = _calibrations(db)
+    _, fingerprint, device, gpu, peaks, environment = row
+    assert device == "cpu" and gpu
+    peaks = json.loads(peaks)
+    assert set(peaks) == {"copy_bw", "fp32"}
+    assert all(v > 0 for v in peaks.values())
+    environment = json.loads(environment)
+    assert environment["fingerprint"] == fingerprint and len(fingerprint) == 16
+    assert environment["samples"]["fp32"] >= 3
+    assert set(environment["skipped"]) == {"tf32", "bf16", "fp16", "int8"}
+
+    kbx("calibrate", "--device", "cpu", "--db", str(db), env=_env(), check=True)
+    assert [r[0] for r in _calibrations(db)] == [1, 2]
+    assert _calibrations(db)[1][1] == fingerprint  # same machine, same fingerprint
+
+
+def test_without_a_gpu_cuda_is_refused(kbx, tmp_path):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    db = tmp_path / "tmp.db"
+    proc = kbx("calibrate", "--db", str(db), env=_env())
+    assert proc.returncode == 2
+    assert "no GPU: calibrate needs one (use --device cpu to measure this CPU)" in proc.stderr
+    assert not db.exists() or not _has_table(db)
+
+
+def _has_table(db):
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT 1 FROM sqlite_master WHERE name='calibration'").fetchone()
+
+
+def test_bad_db_folder_is_named(kbx, tmp_path):
+    proc = kbx("calibrate", "--device", "cpu", "--db", str(tmp_path / "nope" / "k.db"), env=_env())
+    assert proc.returncode == 2
+    assert "nope" in proc.stderr and "does not exist" in proc.stderr
+
+
+def _add_timed_result(db, fingerprint):
+    """A run with this fingerprint and one timed bf16 case: 2e9 flop, 1e6 bytes in 1 ms."""
+    with sqlite3.connect(db) as con:
+        env = json.dumps({"fingerprint": fingerprint, "torch": "x"})
+        run = con.execute("INSERT INTO runs(run_key, method, device, track, seed, started_at, "
+                          "environment) VALUES('k', 'm', 'cpu', 'any', 1, 'now', ?)",
+                          (env,)).lastrowid
+        cand = con.execute("INSERT INTO candidates(method, task, sha256, source, imported_at) "
+                           "VALUES('m', 'Math/add', 'h', 's', 'now')").lastrowid
+        res = con.execute("INSERT INTO results(run_id, candidate_id, method, task, category, "
+                          "status, cases_total, cases_passed, created_at) VALUES(?, ?, 'm', "
+                          "'Math/add', 'Math', 'passed', 1, 1, 'now')", (run, cand)).lastrowid
+        con.execute("INSERT INTO case_results(result_id, name, tier, status, cand_ms, flops, "
+                    "bytes, dtype) VALUES(?, 'perf', 'full', 'passed', 1.0, 2e9, 1e6, "
+                    "'float32')", (res,))
+
+
+def test_results_report_roofline_against_the_calibration(kbx, tmp_path):
+    db = tmp_path / "tmp.db"
+    timed_only = tmp_path / "uncalibrated.db"
+    kbx("calibrate", "--device", "cpu", "--db", str(db), env=_env(), check=True)
+    ((_, fingerprint, _, _, peaks, _),) = _calibrations(db)
+    peaks = json.loads(peaks)
+    _add_timed_result(db, fingerprint)
+
+    doc = json.loads(kbx("results", "--db", str(db), "--format", "json", check=True).stdout)
+    case = doc["results"][0]["cases"][0]
+    assert case["achieved_flops"] == pytest.approx(2e12)
+    assert case["achieved_bytes_per_s"] == pytest.approx(1e9)
+    bound = max(2e9 / peaks["fp32"], 1e6 / peaks["copy_bw"])
+    assert case["roofline_fraction"] == pytest.approx(bound / 1e-3)
+    assert doc["runs"][0]["calibration"]["matched_by"] == "fingerprint"
+
+    table = kbx("results", "--db", str(db), check=True).stdout
+    assert "roofline" in table.splitlines()[0]
+    assert "roofline against calibration 1 (cpu" in table
+    assert "float32 cases are held to the fp32 peak" in table
+
+    kbx("import", "dir", str(ROOT / "solutions" / "expert"), "--method", "x", "--db",
+        str(timed_only))  # only to create a database of this kbx's schema
+    _add_timed_result(timed_only, fingerprint)
+    table = kbx("results", "--db", str(timed_only), "--method", "m", check=True).stdout
+    assert "no calibration: run kbx calibrate" in table
+
+
+def test_an_eval_run_shares_the_calibration_fingerprint(kbx, tmp_path):
+    db = tmp_path / "tmp.db"
+    kbx("eval", "--method", "expert", "--candidates", str(ROOT / "solutions" / "expert"),
+        "--device", "cpu", "--tasks", "Math/add", "--db", str(db), "--work",
+        str(tmp_path / "work"), env=_env(), check=True)
+    kbx("calibrate", "--device", "cpu", "--db", str(db), env=_env(), check=True)
+    with sqlite3.connect(db) as con:
+        (environment,) = con.execute("SELECT environment FROM runs").fetchone()
+    environment = json.loads(environment)
+    assert environment["fingerprint"] == _calibrations(db)[0][1]
+    assert environment["kbx_revision"]
+    table = kbx("results", "--db", str(db), check=True).stdout
+    assert "run 1: roofline against calibration 1 (cpu" in table
+    assert "matched by fingerprint" in table
+
+
+# --- the worker's GPU path, driven on the CPU with a stand-in timer ------------------------------
+
+class _Channel:
+    def __init__(self):
+        self.events = []
+
+    def send(self, ev, **fields):
+        self.events.append(dict(fields, ev=ev))
+
+
+class _FakeTimer:
+    """Calls fn as CudaTimer would and reports 2 ms per call."""
+
+    def run(self, fn):
+        for _ in range(3):
+            fn()
+        return [2.0, 2.0, 2.0]
+
+
+def test_gpu_measurements_report_peaks_with_units(monkeypatch):
+    import torch
+    from kbx_worker import calibrate_mode as cm
+    monkeypatch.setattr(cm, "CUDA_COPY_BYTES", 1 << 20)
+    monkeypatch.setattr(cm, "CUDA_MATMUL_N", 64)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    channel, timer = _Channel(), _FakeTimer()
+    saved = torch.backends.cuda.matmul.allow_tf32
+    cm._cuda_copy(channel, timer, "cpu")
+    for name in cm.MATMUL_DTYPES:
+        cm._cuda_matmul(channel, timer, "cpu", name)
+    torch.backends.cuda.matmul.allow_tf32 = saved
+    cm._cuda_int8(channel, timer, "cpu")
+    by_name = {e["name"]: e for e in channel.events}
+    assert by_name["copy_bw"]["unit"] == "B/s"
+    assert by_name["copy_bw"]["value"] == pytest.approx(2 * (1 << 20) / 2e-3)
+    for name in ("fp32", "tf32", "bf16", "fp16"):
+        rate = pytest.approx(2 * 64 ** 3 / 2e-3)
+        assert by_name[name] == dict(ev="peak", name=name, value=rate, unit="FLOP/s", samples=3,
+                                     median_ms=2.0, size=64)
+    assert by_name["int8"]["ev"] in ("peak", "skipped")  # torch._int_mm may not run on a CPU
+    if by_name["int8"]["ev"] == "skipped":
+        assert by_name["int8"]["reason"]
+
+
+def test_cuda_request_without_a_gpu_says_so(monkeypatch):
+    import torch
+    from kbx_worker import calibrate_mode as cm
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    channel = _Channel()
+    cm.run({"mode": "calibrate", "device": "cuda"}, channel)
+    assert channel.events == [{"ev": "error", "kind": "no_gpu",
+                               "message": "torch sees no CUDA GPU"}]
+    with pytest.raises(ValueError, match="device must be"):
+        cm.run({"mode": "calibrate", "device": "tpu"}, channel)
+
+
+def test_nvidia_smi_readings(monkeypatch, tmp_path):
+    import torch
+    from kbx_worker import calibrate_mode as cm
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\nprintf '570.86.15, 1980, 3201\\n570.86.15, [N/A], 1593\\n'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert cm.machine_facts() == {"driver": "570.86.15",
+                                  "clocks": [{"sm": 1980, "mem": 3201}, {"sm": None, "mem": 1593}]}
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert cm.machine_facts() == {"driver": None, "clocks": None}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cm.machine_facts() == {}
+
+
+def test_a_failed_measurement_is_a_skipped_row(monkeypatch):
+    from kbx_worker import calibrate_mode as cm
+    channel = _Channel()
+
+    def out_of_memory():
+        raise RuntimeError("CUDA out of memory. Tried to allocate 1.00 GiB\nmore")
+
+    cm._measured(channel, "copy_bw", out_of_memory)
+    cm._measured(channel, "fp32", lambda: channel.send("peak", name="fp32"))
+    assert channel.events == [
+        {"ev": "skipped", "name": "copy_bw",
+         "reason": "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB"},
+        {"ev": "peak", "name": "fp32"}]
