@@ -231,9 +231,15 @@ int doctor(const std::string& python_flag) {
   std::system(
       "nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader "
       "2>/dev/null | sed 's/^/nvidia-smi: /' || true");
-  const fs::path probe = kbx_home() / "build" / "probe" / "libkbx_probe.so";
-  std::printf("probe: %s\n",
-              fs::exists(probe) ? probe.c_str() : "not built (timing uses CUDA events)");
+  try {
+    const fs::path probe = sched::find_probe_library();
+    std::printf("probe: %s\n", probe.empty() ? "none found (GPU timing uses CUDA events only; "
+                                               "build it or set KBX_PROBE_LIB)"
+                                             : (probe.string() + " (GPU timing source)").c_str());
+  } catch (const Error& e) {
+    std::printf("probe: %s\n", e.what());
+    ok = false;
+  }
   return ok ? 0 : 1;
 }
 

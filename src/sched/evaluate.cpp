@@ -307,6 +307,19 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
   return std::nullopt;
 }
 
+/// The dtype a case computes in, for picking its roofline peak: the first floating-point
+/// output's, else the first output's ("" when it returns no tensor).
+std::string compute_dtype(const json& ref_ev) {
+  std::string first;
+  for (const auto& leaf : ref_ev.value("outputs", json::array())) {
+    const std::string d = leaf.value("dtype", "");
+    if (d.empty()) continue;
+    if (first.empty()) first = d;
+    if (d.find("float") != std::string::npos) return d;
+  }
+  return first;
+}
+
 /// Cost model and timing samples of a case, with its speedup when both sides were timed.
 std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
                                   const WorkerReport& w) {
@@ -314,6 +327,7 @@ std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
     cr.flops = ref_ev["cost"].value("flops", 0.0);
     cr.bytes = ref_ev["cost"].value("bytes", 0.0);
   }
+  cr.dtype = compute_dtype(ref_ev);
   cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
   if (ref_ev.contains("eager_probe_ms")) {  // the reference worker ran under the probe too
     cr.eager_event_samples = cr.eager_samples;
