@@ -20,7 +20,7 @@ def _hello(channel, request):
         info["gpu"] = torch.cuda.get_device_name(0)
         info["cuda"] = torch.version.cuda
         info["gpu_count"] = torch.cuda.device_count()
-        if request.get("mode") in ("reference", "calibrate"):  # trusted, once per run: the record
+        if request.get("mode") in ("reference", "calibrate", "hello"):  # trusted, once per run: the record
             from .calibrate_mode import machine_facts
             info.update(machine_facts())
     channel.send("hello", **info)
@@ -44,6 +44,8 @@ def main(argv=None):
     elif request["mode"] == "judge":
         from . import judge_mode
         judge_mode.run(request, channel)
+    elif request["mode"] == "hello":
+        pass  # the hello event is the answer: the environment, for its fingerprint
     elif request["mode"] == "calibrate":
         from . import calibrate_mode
         calibrate_mode.run(request, channel)

@@ -85,8 +85,24 @@ def _run_case(ref, job, case, device, channel, timer):
     if timer is not None and case.tier == "full":
         ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
         ev["probe_ids"] = timer.last_ids if timer.probe.active else []
+        if job.get("compile_baseline"):
+            ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
     ev["seconds"] = time.perf_counter() - t0
     channel.send("case", **ev)
+
+
+def _time_compiled(ref, job, args, kwargs, device, timer):
+    """The torch.compile baseline of a full case, timed like eager: compiled once per task, its
+    first call (compilation) not timed. A failure to compile is reported, not raised."""
+    try:
+        if getattr(ref, "compiled", None) is None:
+            ref.compiled = torch.compile(ref.entry, backend=job.get("compile_backend", "inductor"))
+        ref.compiled(*args, **kwargs)
+        sync(device)
+        ms = timer.run(lambda: ref.compiled(*args, **kwargs))
+        return {"compile_ms": ms, "compile_probe_ids": timer.last_ids if timer.probe.active else []}
+    except Exception as exc:  # the baseline is missing for this case; the run goes on
+        return {"compile_error": f"{type(exc).__name__}: {exc}"[:1000]}
 
 
 def _set_tf32(allowed):

@@ -313,6 +313,15 @@ int main(int argc, char** argv) {
                  "from a warm parent");
   bool no_time = false;
   eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
+  std::string baselines = "eager";
+  eval->add_option("--baselines", baselines,
+                   "baselines timed against the candidates on the GPU: eager (always), or "
+                   "eager,compile to add torch.compile of each reference (cached per machine "
+                   "fingerprint and task)")
+      ->check(CLI::IsMember({"eager", "eager,compile", "compile"}))
+      ->capture_default_str();
+  eval->add_flag("--retime-baselines", ev.retime_baselines,
+                 "time cached baselines (torch.compile) again");
 
   auto* import =
       app.add_subcommand("import", "store candidates in the database without running them");
@@ -372,6 +381,7 @@ int main(int argc, char** argv) {
       ev.tasks = split_list(task_list);
       ev.work_root = work;
       ev.time = !no_time;
+      ev.compile_baseline = baselines.find("compile") != std::string::npos;
       ev.warm = !cold;
       ev.tiers = split_list(tier_list);
       for (const auto& t : ev.tiers) {

@@ -12,6 +12,15 @@
 namespace kbx::report {
 namespace {
 
+/// Geometric mean over a job's timed cases of torch.compile's median over the candidate's.
+std::optional<double> speedup_vs_compile(const store::Result& r) {
+  std::vector<double> ratios;
+  for (const auto& c : r.cases) {
+    if (c.compile_ms && c.cand_ms && *c.cand_ms > 0) ratios.push_back(*c.compile_ms / *c.cand_ms);
+  }
+  return timing::geomean(ratios);
+}
+
 std::string opt(const std::optional<double>& v, const char* f = "{:.3f}") {
   return v ? fmt::format(fmt::runtime(f), *v) : "-";
 }
@@ -274,6 +283,12 @@ std::string results_json(const std::vector<store::Result>& results,
           jc[std::string(key) + "_ci95_ms"] = {ci->lo, ci->hi};
         }
       }
+      if (c.compile_ms) jc["compile_ms"] = *c.compile_ms;
+      if (!c.timing_source.empty()) jc["timing_source"] = c.timing_source;
+      if (c.cand_event_ms) jc["candidate_event_ms"] = *c.cand_event_ms;
+      if (c.eager_event_ms) jc["eager_event_ms"] = *c.eager_event_ms;
+      if (c.kernel_share) jc["kernel_share"] = *c.kernel_share;
+      if (!c.timing_flags.empty()) jc["timing_flags"] = c.timing_flags;
       if (c.flops) jc["flops"] = *c.flops;
       if (c.bytes) jc["bytes"] = *c.bytes;
       if (!c.dtype.empty()) jc["dtype"] = c.dtype;
@@ -295,6 +310,8 @@ std::string results_json(const std::vector<store::Result>& results,
                          {"overhead_s", r.overhead_s},
                          {"cases", cases}};
     if (r.speedup) jr["speedup"] = *r.speedup;
+    if (auto vs = speedup_vs_compile(r)) jr["speedup_vs_compile"] = *vs;
+    if (r.kernel_share) jr["kernel_share"] = *r.kernel_share;
     if (auto best = best_roofline(r, cal)) jr["best_roofline_fraction"] = *best;
     doc["results"].push_back(jr);
   }

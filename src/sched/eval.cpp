@@ -18,6 +18,7 @@
 #include "sched/evaluate.h"
 #include "sched/progress.h"
 #include "sched/reference.h"
+#include "store/baselines.h"
 #include "store/calibration.h"
 #include "store/store.h"
 
@@ -99,6 +100,50 @@ int run_import(const fs::path& path, const std::string& method, const fs::path& 
   std::printf("imported %zu candidates for method %s into %s\n", found.candidates.size(),
               method.c_str(), db_path.string().c_str());
   return found.candidates.empty() ? 1 : 0;
+}
+
+/// The fingerprint of the machine workers run on, from a worker that only says hello.
+std::string environment_fingerprint(const WorkerEnv& env) {
+  WorkerEnv hello_env = env;
+  hello_env.probe_lib.clear();
+  hello_env.isolate_network = false;
+  auto o =
+      run_worker(hello_env, {{"mode", "hello"}, {"device", env.device}}, env.work_dir / "hello");
+  const json hello = first_event(o, "hello");
+  if (hello.is_null()) {
+    throw Error("could not read this machine's environment for the baseline cache: " +
+                o.describe() + " " + o.stderr_kept.substr(0, 500));
+  }
+  return environment_of(hello, env).value("fingerprint", "");
+}
+
+/// torch.compile baselines: cached samples go into the reference's events, fresh ones into the
+/// cache (per environment fingerprint and task hash).
+void use_compile_baselines(store::Store& db, const std::string& fp,
+                           const std::vector<ReferenceJob>& jobs,
+                           const std::map<std::string, store::CaseSamples>& cached,
+                           std::map<std::string, ReferenceCases>& refs) {
+  for (const auto& job : jobs) {
+    auto it = refs.find(job.task->id() + "|ref");
+    if (it == refs.end() || !it->second.error.empty()) continue;
+    auto& cases = it->second.cases;
+    if (!job.compile_baseline) {
+      const auto& samples = cached.at(job.task->id());
+      for (auto& ev : cases) {
+        auto s = samples.find(ev.value("case", ""));
+        if (s != samples.end()) ev["compile_ms"] = s->second, ev["compile_cached"] = true;
+      }
+      continue;
+    }
+    store::CaseSamples fresh;
+    for (const auto& ev : cases) {
+      const char* key = ev.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms";
+      auto samples = ev.value(key, std::vector<double>{});
+      if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);
+    }
+    if (!fresh.empty())
+      store::save_baseline(db, fp, job.task->id(), job.task->hash, "compile", fresh);
+  }
 }
 
 int run_eval(const EvalOptions& o) {
@@ -188,6 +233,8 @@ int run_eval(const EvalOptions& o) {
   std::mutex db_mu;
   std::atomic<int> harness_errors{0};
   bool environment_saved = false;
+  const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
+  const std::string fp = compile_baseline ? environment_fingerprint(env) : "";
   // Tasks go in chunks: references for a few tasks, their candidates, then their files are
   // deleted, so that full-size tensors of only a few tasks sit on disk at a time.
   const size_t chunk = o.device == "cuda" ? 4 : 16;
@@ -198,8 +245,18 @@ int run_eval(const EvalOptions& o) {
       ref_jobs.push_back(
           {t, run->seed, "ref", tiers, env.work_dir / "ref" / t->category / t->name, {}});
     }
+    std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
+    for (auto& job : ref_jobs) {
+      if (!compile_baseline) break;
+      if (!o.retime_baselines) {
+        cached[job.task->id()] =
+            store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
+      }
+      job.compile_baseline = cached[job.task->id()].empty();
+    }
     json hello;
     auto refs = run_references(env, ref_jobs, o.time, &hello);
+    if (compile_baseline) use_compile_baselines(db, fp, ref_jobs, cached, refs);
     if (!hello.is_null() && !environment_saved) {
       db.set_run_environment(run->id, environment_of(hello, env).dump());
       environment_saved = true;

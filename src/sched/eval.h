@@ -26,6 +26,8 @@ struct EvalOptions {
   bool time = true;
   bool warm = true;                ///< fork candidates from a warm parent (imports done once)
   std::vector<std::string> tiers;  ///< case tiers to run; empty: the device's default
+  bool compile_baseline = false;   ///< also time torch.compile of each reference (GPU)
+  bool retime_baselines = false;   ///< time baselines again even when cached for this machine
 };
 
 /// Runs `kbx eval`; returns the process exit code (0 when every job got a verdict).

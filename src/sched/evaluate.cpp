@@ -335,6 +335,10 @@ std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
     cr.eager_samples = ref_ev.value("eager_probe_ms", std::vector<double>{});
   }
   cr.eager_ms = timing::median(cr.eager_samples);
+  cr.compile_samples =
+      ref_ev.value(ref_ev.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms",
+                   std::vector<double>{});
+  cr.compile_ms = timing::median(cr.compile_samples);
   auto it = w.ms.find(cr.name);
   if (it == w.ms.end()) return std::nullopt;
   cr.cand_samples = it->second;

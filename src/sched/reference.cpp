@@ -33,10 +33,13 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
         out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
     bool changed = false;
     for (auto& ev : rc.cases) {
-      const auto ids = ev.value("probe_ids", std::vector<std::uint64_t>{});
-      if (ids.empty()) continue;
-      ev["eager_probe_ms"] = timing::analyze_calls(records, ids, {}).span_ms;
-      changed = true;
+      for (const auto& [ids_key, ms_key] : {std::pair{"probe_ids", "eager_probe_ms"},
+                                            std::pair{"compile_probe_ids", "compile_probe_ms"}}) {
+        const auto ids = ev.value(ids_key, std::vector<std::uint64_t>{});
+        if (ids.empty()) continue;
+        ev[ms_key] = timing::analyze_calls(records, ids, {}).span_ms;
+        changed = true;
+      }
     }
     if (changed && fs::exists(rc.dir / "cases.json")) {
       write_file(rc.dir / "cases.json", json(rc.cases).dump());
@@ -82,6 +85,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
          {"out_dir", fs::absolute(job.out_dir).string()},
          {"tf32", job.task->contract.tf32},
          {"fresh_twin", time_eager && env.device == "cuda"},
+         {"compile_baseline", job.compile_baseline && time_eager},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }

@@ -25,6 +25,7 @@ struct ReferenceJob {
   std::vector<std::string> tiers;
   std::filesystem::path out_dir;
   std::vector<std::string> save_tiers;  ///< tiers whose files are written; empty: all of tiers
+  bool compile_baseline = false;        ///< also time torch.compile of the reference (full cases)
 };
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS case_results(
   result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, tier TEXT,
   status TEXT NOT NULL, error_ratio REAL, detail TEXT, cand_ms REAL, eager_ms REAL,
   flops REAL, bytes REAL, dtype TEXT, timing_source TEXT, cand_event_ms REAL,
-  eager_event_ms REAL, kernel_share REAL, timing_flags TEXT, PRIMARY KEY(result_id, name));
+  eager_event_ms REAL, kernel_share REAL, timing_flags TEXT, compile_ms REAL,
+  PRIMARY KEY(result_id, name));
 CREATE TABLE IF NOT EXISTS samples(
   result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
@@ -100,6 +101,7 @@ ALTER TABLE case_results ADD COLUMN cand_event_ms REAL;
 ALTER TABLE case_results ADD COLUMN eager_event_ms REAL;
 ALTER TABLE case_results ADD COLUMN kernel_share REAL;
 ALTER TABLE case_results ADD COLUMN timing_flags TEXT;
+ALTER TABLE case_results ADD COLUMN compile_ms REAL;
 UPDATE meta SET value='2' WHERE key='schema_version';
 )sql";
 
@@ -253,18 +255,20 @@ std::int64_t Store::add_result(const Result& r) {
     Stmt c(db_,
            "INSERT INTO case_results(result_id, name, tier, status, error_ratio, detail, cand_ms, "
            "eager_ms, flops, bytes, dtype, timing_source, cand_event_ms, eager_event_ms, "
-           "kernel_share, timing_flags) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+           "kernel_share, timing_flags, compile_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     Stmt smp(db_, "INSERT INTO samples(result_id, case_name, who, idx, ms) VALUES(?,?,?,?,?)");
     for (const auto& k : r.cases) {
       c.reset();
       c.bind(1, id).bind(2, k.name).bind(3, k.tier).bind(4, k.status).bind(5, k.error_ratio);
       c.bind(6, k.detail).bind(7, k.cand_ms).bind(8, k.eager_ms).bind(9, k.flops);
       c.bind(10, k.bytes).bind(11, k.dtype).bind(12, k.timing_source).bind(13, k.cand_event_ms);
-      c.bind(14, k.eager_event_ms).bind(15, k.kernel_share).bind(16, k.timing_flags).step();
+      c.bind(14, k.eager_event_ms).bind(15, k.kernel_share).bind(16, k.timing_flags);
+      c.bind(17, k.compile_ms).step();
       for (const auto& [who, samples] :
            {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples},
             std::pair{"candidate_events", &k.cand_event_samples},
-            std::pair{"eager_events", &k.eager_event_samples}}) {
+            std::pair{"eager_events", &k.eager_event_samples},
+            std::pair{"compile", &k.compile_samples}}) {
         for (size_t i = 0; i < samples->size(); ++i) {
           smp.reset();
           smp.bind(1, id).bind(2, k.name).bind(3, std::string(who));
@@ -325,8 +329,8 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
   for (auto& r : out) {
     Stmt c(db_,
            "SELECT name, tier, status, error_ratio, detail, cand_ms, eager_ms, flops, bytes, "
-           "dtype, timing_source, cand_event_ms, eager_event_ms, kernel_share, timing_flags "
-           "FROM case_results WHERE result_id=? ORDER BY rowid");
+           "dtype, timing_source, cand_event_ms, eager_event_ms, kernel_share, timing_flags, "
+           "compile_ms FROM case_results WHERE result_id=? ORDER BY rowid");
     c.bind(1, r.id);
     while (c.step()) {
       CaseResult k;
@@ -345,6 +349,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       k.eager_event_ms = c.opt_real(12);
       k.kernel_share = c.opt_real(13);
       k.timing_flags = c.text(14);
+      k.compile_ms = c.opt_real(15);
       r.cases.push_back(std::move(k));
     }
     Stmt smp(db_,
@@ -360,6 +365,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       auto& dest = who == "eager"              ? it->eager_samples
                    : who == "candidate_events" ? it->cand_event_samples
                    : who == "eager_events"     ? it->eager_event_samples
+                   : who == "compile"          ? it->compile_samples
                                                : it->cand_samples;
       dest.push_back(smp.real(2));
     }
