@@ -58,6 +58,14 @@ step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expe
 "$KBX" results --db "$OUT/expert2.db" --method expert | tee "$OUT/expert-run2.txt"
 fi
 
+if want compile; then
+log "expert eval with the torch.compile baseline (compiled once, then cached per machine)"
+step ${COMPILE_TIMEOUT:-500} "$KBX" eval --method expert --candidates solutions/expert --device cuda \
+  --tasks "$TASKS" --baselines eager,compile --db "$OUT/compile.db" --fresh > "$OUT/eval-compile.log" 2>&1
+"$KBX" results --db "$OUT/compile.db" --format json > "$OUT/compile.json" 2>/dev/null
+python3 -c "import json; d=json.load(open('$OUT/compile.json')); [print(r['task'], r.get('speedup'), r.get('speedup_vs_compile')) for r in d['results']]"
+fi
+
 if want noprobe; then
 log "expert eval without the probe (for the probe's overhead)"
 KBX_PROBE_LIB=off step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda \
