@@ -90,11 +90,15 @@ class ProbeMarks:
     def active(self):
         return self.lib is not None
 
-    def push(self):
-        """Starts tagging this thread's launches; returns the id (0 when inert)."""
+    HARNESS = 1 << 62  # ids of the timer's own work (L2 scrub, loading values): not calls
+
+    def push(self, harness=False):
+        """Starts tagging this thread's launches; returns the id (0 when inert). The timer's own
+        work is tagged too (harness=True), since the GPU may still run it after the next call's
+        marker: untagged, it would look like work from another thread."""
         if self.lib is None:
             return 0
-        call_id = self.next_id
+        call_id = self.next_id | (self.HARNESS if harness else 0)
         self.next_id += 1
         self.lib.kbx_probe_push(call_id)
         return call_id
@@ -142,9 +146,11 @@ class CudaTimer:
         record, sync_all = _ORIGINALS["torch.cuda.Event.record"], _ORIGINALS["torch.cuda.synchronize"]
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         for i in range(reps):
+            self.probe.push(harness=True)
             if before_each is not None:
                 before_each(len(self.last_ids) + i)
             self.scrub.zero_()
+            self.probe.pop()
             ids.append(self.probe.push())
             record(starts[i])
             fn()
