@@ -67,6 +67,15 @@ TEST(ProbeTiming, UntaggedWorkInsideACallIsUnattributed) {
   EXPECT_EQ(t.unattributed_example, "other_thread_kernel");
 }
 
+TEST(ProbeTiming, TheTimersOwnTaggedWorkIsNotUnattributed) {
+  auto recs = two_calls();
+  const std::uint64_t harness = (1ULL << 62) | 9;  // the L2 scrub, still running on the GPU
+  recs.push_back(kernel("at::native::FillFunctor", harness, 1500, 2500));
+  auto t = timing::analyze_calls(recs, {1, 2}, {"add_kernel"});
+  EXPECT_EQ(t.unattributed_records, 0u);
+  EXPECT_DOUBLE_EQ(t.span_ms[0], 0.014);  // and not part of the call's span
+}
+
 TEST(ProbeTiming, PushedCallsWithoutRecordsAreCounted) {
   auto t = timing::analyze_calls(two_calls(), {1, 2, 3}, {"add_kernel"});
   EXPECT_EQ(t.calls_without_work, 1u);
