@@ -155,7 +155,11 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
     if twin is not None:
         original, _ = inputs.get(case)  # the values as generated: the call may have updated them
         fresh, fresh_from = inputs.get(twin)
-        variants = (original, fresh)
+        try:  # tensors that cannot take the values in place (expanded views): judge it apart
+            _load(tensors, original)
+            variants = (original, fresh)
+        except (RuntimeError, KeyError):
+            variants = None
     before_each = (lambda i: _load(tensors, variants[i % 2])) if variants else None
     try:
         ms = timer.run(lambda: entry(*args, **kwargs), before_each)
@@ -164,8 +168,13 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         return False
     channel.send("timing", case=case["name"], ms=ms, seconds=time.perf_counter() - t_time,
                  probe_ids=timer.last_ids if timer.probe.active else [], tampered=tampered())
-    if variants is None:
+    if twin is None:
         return True
+    if variants is None:
+        args2, kwargs2 = decode_call(twin["call"], fresh)
+        pristine = {k: v.detach().clone() for k, v in fresh.items()}
+        return _judged_call(entry, twin, fresh, args2, kwargs2, pristine, counter, device, channel,
+                            read_s=0.0, inputs_from=fresh_from)
     _load(tensors, variants[1])
     sync(device)
     return _judged_call(entry, twin, tensors, args, kwargs, variants[1], counter, device, channel,

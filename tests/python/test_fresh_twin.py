@@ -74,7 +74,7 @@ def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):
     assert (out / "perf_one__fresh.ref.kbt").exists() and (out / "perf_one__fresh.shadow.kbt").exists()
 
 
-def _time_twin(tmp_path, entry):
+def _time_twin(tmp_path, entry, extra_tensor=False):
     task, out, cases = _reference(tmp_path)
     job = tmp_path / "job"
     job.mkdir()
@@ -92,6 +92,8 @@ def _time_twin(tmp_path, entry):
     inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
     tensors, _ = inputs.get(base)
     args, kwargs = candidate_mode.decode_call(base["call"], tensors)
+    if extra_tensor:  # one the twin's values do not cover: the twin is then judged on its own
+        tensors = dict(tensors, extra=torch.zeros(1))
     events = Events()
     ok = candidate_mode._time_case(entry, base, twin, args, kwargs, tensors, StandInTimer(), inputs,
                                    candidate_mode.LaunchCounter(), "cpu", events)
@@ -118,3 +120,8 @@ def test_a_cached_result_comes_back_stale(tmp_path):
 
     got, want = _time_twin(tmp_path, cached)
     assert not torch.equal(got, want)
+
+
+def test_tensors_that_cannot_take_the_values_get_the_twin_judged_apart(tmp_path):
+    got, want = _time_twin(tmp_path, lambda x, factor: x * factor, extra_tensor=True)
+    assert torch.equal(got, want)
