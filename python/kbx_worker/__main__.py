@@ -26,11 +26,27 @@ def _hello(channel, request):
     channel.send("hello", **info)
 
 
+def _keep_probe_to_this_process():
+    """The probe (loaded by CUDA into any process that starts CUDA with this environment) writes
+    only from this process: a subprocess that starts CUDA (torch.compile's workers, say) stays
+    inert instead of writing a second stream into the supervisor's pipe, which it does not
+    inherit either."""
+    fd = os.environ.get("KBX_PROBE_FD")
+    if not fd:
+        return
+    os.environ["KBX_PROBE_PID"] = str(os.getpid())
+    try:
+        os.set_inheritable(int(fd), False)
+    except (OSError, ValueError):
+        pass  # not open: the probe reports it when CUDA starts
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="kbx_worker")
     parser.add_argument("--request-fd", type=int, required=True)
     parser.add_argument("--event-fd", type=int, required=True)
     opts = parser.parse_args(argv)
+    _keep_probe_to_this_process()
     from .proto import Channel
     channel = Channel(opts.request_fd, opts.event_fd)
     request = channel.read_request()
