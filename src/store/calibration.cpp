@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/fingerprint.h"
 #include "common/util.h"
+#include "store/statement.h"
 
 namespace kbx::store {
 using nlohmann::json;
@@ -21,55 +22,14 @@ CREATE INDEX IF NOT EXISTS calibration_fingerprint ON calibration(fingerprint);
 constexpr const char* kColumns =
     "SELECT id, fingerprint, device, gpu, measured_at, peaks, environment FROM calibration ";
 
-/// A prepared statement with text binding; finalized on destruction.
-class Query {
- public:
-  Query(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK) {
-      throw Error(std::string("database: ") + sqlite3_errmsg(db) + " in: " + sql);
-    }
-  }
-  ~Query() { sqlite3_finalize(st_); }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-  Query& bind(int i, const std::string& v) {
-    sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Query& bind(int i, std::int64_t v) {
-    sqlite3_bind_int64(st_, i, v);
-    return *this;
-  }
-  bool step() {
-    const int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw Error(std::string("database: ") + sqlite3_errmsg(db_));
-  }
-  std::string text(int i) const {
-    auto p = sqlite3_column_text(st_, i);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  std::int64_t integer(int i) const { return sqlite3_column_int64(st_, i); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-};
-
 void ensure_table(Store& db) {
-  char* err = nullptr;
-  if (sqlite3_exec(db.handle(), kTable, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw Error("database: cannot create the calibration table: " + msg);
-  }
+  exec_sql(db.handle(), kTable, "cannot create the calibration table");
 }
 
 /// Whether a calibration was ever saved here (lookups do not create the table, so that a
 /// read-only database can still be reported on).
 bool has_table(Store& db) {
-  Query q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type='table' AND name='calibration'");
+  Stmt q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type='table' AND name='calibration'");
   return q.step();
 }
 
@@ -86,7 +46,7 @@ std::map<std::string, double> parse_peaks(const std::string& text, std::int64_t 
   return peaks;
 }
 
-Calibration read_row(const Query& q) {
+Calibration read_row(const Stmt& q) {
   Calibration c;
   c.id = q.integer(0);
   c.fingerprint = q.text(1);
@@ -98,7 +58,7 @@ Calibration read_row(const Query& q) {
   return c;
 }
 
-std::optional<Calibration> first_row(Query& q) {
+std::optional<Calibration> first_row(Stmt& q) {
   if (!q.step()) return std::nullopt;
   return read_row(q);
 }
@@ -118,9 +78,9 @@ std::int64_t save_calibration(Store& db, const Calibration& c) {
   ensure_table(db);
   json peaks = json::object();
   for (const auto& [name, v] : c.peaks) peaks[name] = v;
-  Query q(db.handle(),
-          "INSERT INTO calibration(fingerprint, device, gpu, measured_at, peaks, environment) "
-          "VALUES(?,?,?,?,?,?)");
+  Stmt q(db.handle(),
+         "INSERT INTO calibration(fingerprint, device, gpu, measured_at, peaks, environment) "
+         "VALUES(?,?,?,?,?,?)");
   q.bind(1, c.fingerprint).bind(2, c.device).bind(3, c.gpu);
   q.bind(4, c.measured_at.empty() ? utc_now_iso() : c.measured_at).bind(5, peaks.dump());
   q.bind(6, c.environment_json).step();
@@ -129,7 +89,7 @@ std::int64_t save_calibration(Store& db, const Calibration& c) {
 
 std::optional<Calibration> latest_calibration(Store& db, const std::string& fingerprint) {
   if (!has_table(db)) return std::nullopt;
-  Query q(db.handle(), std::string(kColumns) + "WHERE fingerprint=? ORDER BY id DESC LIMIT 1");
+  Stmt q(db.handle(), std::string(kColumns) + "WHERE fingerprint=? ORDER BY id DESC LIMIT 1");
   q.bind(1, fingerprint);
   return first_row(q);
 }
@@ -137,7 +97,7 @@ std::optional<Calibration> latest_calibration(Store& db, const std::string& fing
 std::optional<Calibration> latest_calibration_for_gpu(Store& db, const std::string& device,
                                                       const std::string& gpu) {
   if (!has_table(db)) return std::nullopt;
-  Query q(db.handle(), std::string(kColumns) + "WHERE device=? AND gpu=? ORDER BY id DESC LIMIT 1");
+  Stmt q(db.handle(), std::string(kColumns) + "WHERE device=? AND gpu=? ORDER BY id DESC LIMIT 1");
   q.bind(1, device).bind(2, gpu);
   return first_row(q);
 }
@@ -205,7 +165,7 @@ Calibration calibration_from_events(const std::vector<json>& events, const std::
 void record_end_clocks(Store& db, std::int64_t run_id) {
   std::string text;
   {
-    Query q(db.handle(), "SELECT environment FROM runs WHERE id=?");
+    Stmt q(db.handle(), "SELECT environment FROM runs WHERE id=?");
     q.bind(1, run_id);
     if (!q.step()) return;
     text = q.text(0);

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/util.h"
+#include "store/statement.h"
 
 namespace kbx::store {
 namespace {
@@ -38,59 +39,6 @@ CREATE TABLE IF NOT EXISTS samples(
   result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
 )sql";
-
-/// A prepared statement with positional binding; finalized on destruction.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK) {
-      throw Error(std::string("database: ") + sqlite3_errmsg(db) + " in: " + sql);
-    }
-  }
-  ~Stmt() { sqlite3_finalize(st_); }
-  Stmt& bind(int i, const std::string& v) {
-    sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& bind(int i, std::int64_t v) {
-    sqlite3_bind_int64(st_, i, v);
-    return *this;
-  }
-  Stmt& bind(int i, double v) {
-    sqlite3_bind_double(st_, i, v);
-    return *this;
-  }
-  Stmt& bind(int i, const std::optional<double>& v) {
-    if (v) return bind(i, *v);
-    sqlite3_bind_null(st_, i);
-    return *this;
-  }
-  /// Makes the statement ready to be bound and stepped again.
-  void reset() {
-    sqlite3_reset(st_);
-    sqlite3_clear_bindings(st_);
-  }
-  bool step() {
-    int rc = sqlite3_step(st_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw Error(std::string("database: ") + sqlite3_errmsg(db_));
-  }
-  std::string text(int i) const {
-    auto p = sqlite3_column_text(st_, i);
-    return p ? reinterpret_cast<const char*>(p) : "";
-  }
-  std::int64_t integer(int i) const { return sqlite3_column_int64(st_, i); }
-  double real(int i) const { return sqlite3_column_double(st_, i); }
-  std::optional<double> opt_real(int i) const {
-    if (sqlite3_column_type(st_, i) == SQLITE_NULL) return std::nullopt;
-    return real(i);
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* st_ = nullptr;
-};
 
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
 const char* kV1ToV2 = R"sql(

@@ -31,6 +31,16 @@ store::Result result_for(std::int64_t run, std::int64_t cand, const std::string&
   return r;
 }
 
+/// A run of method "m" on cuda, as the tests of timing columns need.
+std::int64_t add_cuda_run(store::Store& db) {
+  store::Run r;
+  r.run_key = "key";
+  r.method = "m";
+  r.device = "cuda";
+  r.track = "triton";
+  return db.add_run(r);
+}
+
 TEST(Store, CandidatesDeduplicateAndLatestWins) {
   test::TempDir dir;
   store::Store db(dir.path() / "k.db");
@@ -137,12 +147,7 @@ TEST(Store, TimingSamplesComeBackWithTheirCase) {
   test::TempDir dir;
   store::Store db(dir.path() / "k.db");
   auto c1 = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
-  store::Run r;
-  r.run_key = "key";
-  r.method = "m";
-  r.device = "cuda";
-  r.track = "triton";
-  auto run_id = db.add_run(r);
+  auto run_id = add_cuda_run(db);
   db.add_result(result_for(run_id, c1, "Math/add"));
   auto rows = db.results("m", run_id);
   ASSERT_EQ(rows.size(), 1u);
@@ -176,12 +181,7 @@ CREATE TABLE case_results(
   }
   store::Store db(path);
   auto c1 = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
-  store::Run r;
-  r.run_key = "key";
-  r.method = "m";
-  r.device = "cuda";
-  r.track = "triton";
-  auto run_id = db.add_run(r);
+  auto run_id = add_cuda_run(db);
   auto res = result_for(run_id, c1, "Math/add");
   res.kernel_share = 0.97;
   res.cases[0].timing_source = "probe";

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from standins import Events, StandInTimer
 
 
 def _env():
@@ -134,30 +135,13 @@ def test_an_eval_run_shares_the_calibration_fingerprint(kbx, tmp_path):
 
 # --- the worker's GPU path, driven on the CPU with a stand-in timer ------------------------------
 
-class _Channel:
-    def __init__(self):
-        self.events = []
-
-    def send(self, ev, **fields):
-        self.events.append(dict(fields, ev=ev))
-
-
-class _FakeTimer:
-    """Calls fn as CudaTimer would and reports 2 ms per call."""
-
-    def run(self, fn):
-        for _ in range(3):
-            fn()
-        return [2.0, 2.0, 2.0]
-
-
 def test_gpu_measurements_report_peaks_with_units(monkeypatch):
     import torch
     from kbx_worker import calibrate_mode as cm
     monkeypatch.setattr(cm, "CUDA_COPY_BYTES", 1 << 20)
     monkeypatch.setattr(cm, "CUDA_MATMUL_N", 64)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
-    channel, timer = _Channel(), _FakeTimer()
+    channel, timer = Events(), StandInTimer(reps=3, ms=2.0)
     saved = torch.backends.cuda.matmul.allow_tf32
     cm._cuda_copy(channel, timer, "cpu")
     for name in cm.MATMUL_DTYPES:
@@ -180,7 +164,7 @@ def test_cuda_request_without_a_gpu_says_so(monkeypatch):
     import torch
     from kbx_worker import calibrate_mode as cm
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    channel = _Channel()
+    channel = Events()
     cm.run({"mode": "calibrate", "device": "cuda"}, channel)
     assert channel.events == [{"ev": "error", "kind": "no_gpu",
                                "message": "torch sees no CUDA GPU"}]
@@ -206,7 +190,7 @@ def test_nvidia_smi_readings(monkeypatch, tmp_path):
 
 def test_a_failed_measurement_is_a_skipped_row(monkeypatch):
     from kbx_worker import calibrate_mode as cm
-    channel = _Channel()
+    channel = Events()
 
     def out_of_memory():
         raise RuntimeError("CUDA out of memory. Tried to allocate 1.00 GiB\nmore")

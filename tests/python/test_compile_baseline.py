@@ -3,6 +3,7 @@ CUDA) and torch.compile's eager backend (the plumbing, not inductor's code)."""
 
 import textwrap
 
+from standins import Events, StandInTimer
 from kbx_worker import reference_mode
 
 REFERENCE = textwrap.dedent('''
@@ -17,31 +18,6 @@ REFERENCE = textwrap.dedent('''
 ''')
 
 
-class Events:
-    def __init__(self):
-        self.events = []
-
-    def send(self, ev, **fields):
-        self.events.append(dict(fields, ev=ev))
-
-
-class StandInTimer:
-    class _Probe:
-        active = False
-
-    def __init__(self):
-        self.probe = self._Probe()
-        self.last_ids = []
-        self.calls = 0
-
-    def run(self, fn, before_each=None):
-        for _ in range(3):
-            fn()
-            self.calls += 1
-        self.last_ids = [0] * 3
-        return [0.5, 0.5, 0.5]
-
-
 def _run(tmp_path, reference_text):
     task = tmp_path / "task"
     task.mkdir()
@@ -51,7 +27,7 @@ def _run(tmp_path, reference_text):
            "compile_baseline": True, "compile_backend": "eager"}
     (tmp_path / "out").mkdir()
     events = Events()
-    timer = StandInTimer()
+    timer = StandInTimer(reps=3, ms=0.5)
     reference_mode._run_case(ref, job, ref.cases[0], "cpu", events, timer)
     return events.events[-1], timer
 

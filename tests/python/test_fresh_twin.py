@@ -7,6 +7,7 @@ import textwrap
 
 import torch
 
+from standins import Events, StandInTimer
 from kbx_worker import candidate_mode, reference_mode
 from kbx_worker.tensorio import read_kbt
 
@@ -21,33 +22,6 @@ REFERENCE = textwrap.dedent('''
         return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
                 Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
 ''')
-
-
-class Events:
-    def __init__(self):
-        self.events = []
-
-    def send(self, ev, **fields):
-        self.events.append(dict(fields, ev=ev))
-
-
-class StandInTimer:
-    """CudaTimer's interface: calls fn a few times, before_each(i) first."""
-
-    class _Probe:
-        active = False
-
-    def __init__(self):
-        self.probe = self._Probe()
-        self.last_ids = []
-
-    def run(self, fn, before_each=None):
-        for i in range(4):
-            if before_each:
-                before_each(i)
-            fn()
-        self.last_ids = [0] * 4
-        return [1.0] * 4
 
 
 def _reference(tmp_path):
@@ -95,7 +69,7 @@ def _time_twin(tmp_path, entry, extra_tensor=False):
     if extra_tensor:  # one the twin's values do not cover: the twin is then judged on its own
         tensors = dict(tensors, extra=torch.zeros(1))
     events = Events()
-    ok = candidate_mode._time_case(entry, base, twin, args, kwargs, tensors, StandInTimer(), inputs,
+    ok = candidate_mode._time_case(entry, base, twin, args, kwargs, tensors, StandInTimer(reps=4, ms=1.0), inputs,
                                    candidate_mode.LaunchCounter(), "cpu", events)
     assert ok
     assert [e["ev"] for e in events.events] == ["timing", "case"]
