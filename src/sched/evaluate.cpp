@@ -226,7 +226,7 @@ struct ProbeData {
   bool expected = false;         ///< the worker ran under the probe
   bool ok = false;               ///< a valid stream with a header came back
   std::string problem;           ///< why not, when expected and not ok
-  bool harness_problem = false;  ///< the probe failed on its own: not the candidate's doing
+  bool harness_problem = false;  ///< the probe failed on its own: events time the job
   std::vector<probe::Record> records;
   std::vector<std::string> triton_functions;
 };
@@ -268,9 +268,11 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
                                                                 const WorkerReport& w,
                                                                 const std::string& track) {
   auto ids = w.probe_ids.find(cr.name);
-  if (!p.ok) {
-    return std::pair{p.harness_problem ? Status::HarnessError : Status::TimingMismatch, p.problem};
+  if (!p.ok && p.harness_problem) {  // this machine's probe failed: time by events, say so
+    add_flag(cr.timing_flags, "probe_silent");
+    return std::nullopt;
   }
+  if (!p.ok) return std::pair{Status::TimingMismatch, p.problem};
   if (ids == w.probe_ids.end() || ids->second.empty()) {
     return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
   }
@@ -318,6 +320,19 @@ std::string compute_dtype(const json& ref_ev) {
     if (d.find("float") != std::string::npos) return d;
   }
   return first;
+}
+
+/// Eager over candidate medians from the same clock: the probe's spans on both sides, else
+/// CUDA events on both sides; nothing when only mixed clocks are at hand.
+std::optional<double> same_clock_speedup(store::CaseResult& cr) {
+  const bool eager_by_probe = !cr.eager_event_samples.empty();
+  if (cr.timing_source == "probe") {
+    if (eager_by_probe) return timing::case_speedup(cr.eager_samples, cr.cand_samples);
+    add_flag(cr.timing_flags, "eager_not_probe_timed");
+    return timing::case_speedup(cr.eager_samples, cr.cand_event_samples);  // events on both
+  }
+  return timing::case_speedup(eager_by_probe ? cr.eager_event_samples : cr.eager_samples,
+                              cr.cand_samples);
 }
 
 /// Cost model and timing samples of a case, with its speedup when both sides were timed.
@@ -431,11 +446,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (cr.kernel_share) {
       r.kernel_share = std::min(r.kernel_share.value_or(1.0), *cr.kernel_share);
     }
-    const bool same_clock = cr.timing_source != "probe" || !cr.eager_event_samples.empty();
-    if (!same_clock) add_flag(cr.timing_flags, "eager_not_probe_timed");  // no mixed clocks
-    if (auto sp = timing::case_speedup(cr.eager_samples, cr.cand_samples); sp && same_clock) {
-      speedups.push_back(*sp);
-    }
+    if (auto sp = same_clock_speedup(cr)) speedups.push_back(*sp);
     r.cases.push_back(std::move(cr));
   }
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
