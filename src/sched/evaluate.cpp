@@ -322,17 +322,17 @@ std::string compute_dtype(const json& ref_ev) {
   return first;
 }
 
-/// Eager over candidate medians from the same clock: the probe's spans on both sides, else
-/// CUDA events on both sides; nothing when only mixed clocks are at hand.
+/// Eager over candidate medians from one clock (timing::same_clock_speedup); flags a case
+/// whose candidate the probe timed while eager had only events.
 std::optional<double> same_clock_speedup(store::CaseResult& cr) {
+  static const std::vector<double> none;
   const bool eager_by_probe = !cr.eager_event_samples.empty();
-  if (cr.timing_source == "probe") {
-    if (eager_by_probe) return timing::case_speedup(cr.eager_samples, cr.cand_samples);
-    add_flag(cr.timing_flags, "eager_not_probe_timed");
-    return timing::case_speedup(cr.eager_samples, cr.cand_event_samples);  // events on both
-  }
-  return timing::case_speedup(eager_by_probe ? cr.eager_event_samples : cr.eager_samples,
-                              cr.cand_samples);
+  const bool cand_by_probe = cr.timing_source == "probe";
+  if (cand_by_probe && !eager_by_probe) add_flag(cr.timing_flags, "eager_not_probe_timed");
+  return timing::same_clock_speedup(eager_by_probe ? cr.eager_samples : none,
+                                    eager_by_probe ? cr.eager_event_samples : cr.eager_samples,
+                                    cand_by_probe ? cr.cand_samples : none,
+                                    cand_by_probe ? cr.cand_event_samples : cr.cand_samples);
 }
 
 /// Cost model and timing samples of a case, with its speedup when both sides were timed.

@@ -51,4 +51,12 @@ std::optional<double> case_speedup(const std::vector<double>& eager_ms,
   return *e / *c;
 }
 
+std::optional<double> same_clock_speedup(const std::vector<double>& eager_probe,
+                                         const std::vector<double>& eager_events,
+                                         const std::vector<double>& cand_probe,
+                                         const std::vector<double>& cand_events) {
+  if (!eager_probe.empty() && !cand_probe.empty()) return case_speedup(eager_probe, cand_probe);
+  return case_speedup(eager_events, cand_events);
+}
+
 }  // namespace kbx::timing

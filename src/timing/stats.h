@@ -24,4 +24,11 @@ std::optional<double> geomean(const std::vector<double>& values);
 std::optional<double> case_speedup(const std::vector<double>& eager_ms,
                                    const std::vector<double>& cand_ms);
 
+/// Speedup of a case from one clock on both sides: the probe's spans when both sides have them,
+/// else CUDA events on both; nullopt when no clock covers both (never a mixed pair).
+std::optional<double> same_clock_speedup(const std::vector<double>& eager_probe,
+                                         const std::vector<double>& eager_events,
+                                         const std::vector<double>& cand_probe,
+                                         const std::vector<double>& cand_events);
+
 }  // namespace kbx::timing

@@ -95,6 +95,15 @@ TEST(Stats, MedianGeomeanSpeedup) {
   EXPECT_NEAR(timing::case_speedup({4, 4, 4}, {1, 2, 2}).value(), 2.0, 1e-12);
 }
 
+TEST(Timing, SpeedupComparesOneClockOnBothSides) {
+  const std::vector<double> eager_probe{4}, eager_events{5}, cand_probe{2}, cand_events{1};
+  EXPECT_EQ(timing::same_clock_speedup(eager_probe, eager_events, cand_probe, cand_events), 2.0);
+  // eager without the probe: events on both sides, never probe against events
+  EXPECT_EQ(timing::same_clock_speedup({}, eager_events, cand_probe, cand_events), 5.0);
+  EXPECT_EQ(timing::same_clock_speedup(eager_probe, eager_events, {}, cand_events), 5.0);
+  EXPECT_FALSE(timing::same_clock_speedup({}, {}, cand_probe, {}).has_value());
+}
+
 TEST(Timing, MedianIntervalFromOrderStatistics) {
   std::vector<double> s;
   for (int i = 100; i >= 1; --i) s.push_back(i);  // unsorted on purpose
