@@ -137,8 +137,7 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
     }
     store::CaseSamples fresh;
     for (const auto& ev : cases) {
-      const char* key = ev.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms";
-      auto samples = ev.value(key, std::vector<double>{});
+      auto samples = compile_samples(ev);
       if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);
     }
     if (!fresh.empty())

@@ -238,21 +238,17 @@ ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json
   for (const auto& k : facts.value("triton_kernels", json::array())) {
     if (k.is_string()) p.triton_functions.push_back(k.get<std::string>());
   }
-  const auto* bytes = reinterpret_cast<const std::byte*>(o.probe_bytes.data());
-  probe::Stream stream;
   std::string error;
   if (o.probe_bytes.empty()) {
     // CUDA, and with it the probe, starts before the candidate's code runs; a silent probe is
     // this machine's problem (CUPTI busy, library not loadable), not the candidate's.
     p.harness_problem = true;
     p.problem = "the probe wrote nothing (CUPTI did not start in the worker; see docs/probe.md)";
-  } else if (!probe::parse_stream({bytes, o.probe_bytes.size()}, stream, &error) &&
-             !o.probe_truncated) {
+  } else if (!probe_records(o, &p.records, &error)) {
     p.problem = "the probe's stream is invalid: " + error;
   } else {
     p.ok = true;
   }
-  p.records = std::move(stream.records);
   return p;
 }
 
@@ -335,9 +331,9 @@ std::optional<double> same_clock_speedup(store::CaseResult& cr) {
                                     cand_by_probe ? cr.cand_event_samples : cr.cand_samples);
 }
 
-/// Cost model and timing samples of a case, with its speedup when both sides were timed.
-std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
-                                  const WorkerReport& w) {
+/// Cost model, dtype and timing samples of a case (CUDA events for the candidate; the probe's
+/// spans replace them in fill_probe_timing).
+void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& w) {
   if (ref_ev.contains("cost")) {
     cr.flops = ref_ev["cost"].value("flops", 0.0);
     cr.bytes = ref_ev["cost"].value("bytes", 0.0);
@@ -350,16 +346,13 @@ std::optional<double> fill_timing(store::CaseResult& cr, const json& ref_ev,
     cr.eager_samples = ref_ev.value("eager_probe_ms", std::vector<double>{});
   }
   cr.eager_ms = timing::median(cr.eager_samples);
-  cr.compile_samples =
-      ref_ev.value(ref_ev.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms",
-                   std::vector<double>{});
+  cr.compile_samples = compile_samples(ref_ev);
   cr.compile_ms = timing::median(cr.compile_samples);
   auto it = w.ms.find(cr.name);
-  if (it == w.ms.end()) return std::nullopt;
+  if (it == w.ms.end()) return;
   cr.cand_samples = it->second;
   cr.cand_ms = timing::median(cr.cand_samples);
   if (cr.timing_source.empty()) cr.timing_source = "events";
-  return std::nullopt;
 }
 
 }  // namespace

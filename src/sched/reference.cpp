@@ -18,10 +18,9 @@ namespace {
 /// each task's cases.json; the CUDA-event samples stay as the cross-check.
 void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                      std::map<std::string, ReferenceCases>& out) {
-  const auto* bytes = reinterpret_cast<const std::byte*>(o.probe_bytes.data());
+  std::vector<probe::Record> records;
   std::string error;
-  const auto records = probe::parse_records({bytes, o.probe_bytes.size()}, &error);
-  if (!error.empty() && !o.probe_truncated) {
+  if (!probe_records(o, &records, &error)) {
     std::fprintf(stderr,
                  "kbx: the reference worker's probe stream is invalid (%s); eager timings stay "
                  "from CUDA events\n",
@@ -48,6 +47,11 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
 }
 
 }  // namespace
+
+std::vector<double> compile_samples(const json& case_event) {
+  const char* key = case_event.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms";
+  return case_event.value(key, std::vector<double>{});
+}
 
 std::vector<std::string> tiers_for(const std::string& device) {
   if (device == "cpu") return {"edge", "small"};

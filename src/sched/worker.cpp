@@ -109,6 +109,15 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                       : sandbox::run(spawn, on_event);
 }
 
+bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* records,
+                   std::string* error) {
+  const auto* bytes = reinterpret_cast<const std::byte*>(o.probe_bytes.data());
+  probe::Stream stream;
+  const bool valid = probe::parse_stream({bytes, o.probe_bytes.size()}, stream, error);
+  *records = std::move(stream.records);
+  return valid || o.probe_truncated;
+}
+
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {
   for (const auto& e : o.events) {
     if (e.value("ev", "") == name) return e;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kbx/probe_records.h"
 #include "sandbox/process.h"
 
 namespace kbx::sched {
@@ -43,6 +44,11 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const std::filesystem::path& job_dir,
                             const std::function<void(const nlohmann::json&)>& on_event = {});
+
+/// The probe records a worker wrote to its fd 5. False (with *error) when the stream is invalid;
+/// a stream cut at Outcome's size bound still counts as valid, with the records it holds.
+bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* records,
+                   std::string* error);
 
 /// The first event named `name` in an outcome, or null json.
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/worker.h"
+
 namespace kbx {
 namespace {
 using probe::Kind;
@@ -87,6 +89,24 @@ TEST(ProbeTiming, EventsShorterThanTheProbeDisagree) {
   EXPECT_FALSE(timing::events_disagree(0.099, 0.100));   // within the bound
   EXPECT_TRUE(timing::events_disagree(0.010, 0.100));    // side stream, or a patched timer
   EXPECT_FALSE(timing::events_disagree(0.0005, 0.002));  // tiny calls: 2 µs of slack
+}
+
+TEST(ProbeTiming, AWorkersStreamIsReadWithItsTruncation) {
+  std::vector<std::byte> bytes;
+  probe::append_header(bytes, probe::Header{});
+  for (const auto& r : two_calls()) probe::append_record(bytes, r);
+  sandbox::Outcome o;
+  o.probe_bytes.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  std::vector<Record> records;
+  std::string error;
+  EXPECT_TRUE(sched::probe_records(o, &records, &error));
+  EXPECT_EQ(records.size(), two_calls().size());
+  o.probe_bytes.resize(o.probe_bytes.size() - 10);  // cut inside the last record
+  EXPECT_FALSE(sched::probe_records(o, &records, &error));
+  EXPECT_FALSE(error.empty());
+  o.probe_truncated = true;  // cut by the supervisor's bound: what came is kept
+  EXPECT_TRUE(sched::probe_records(o, &records, &error));
+  EXPECT_EQ(records.size(), two_calls().size() - 1);
 }
 
 }  // namespace
