@@ -33,6 +33,15 @@ def same_bits(a, b):
     return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
 
 
+def set_tf32(allowed):
+    """Sets PyTorch's TF32 switches (matmul and cuDNN, which allows TF32 by default) to a task's
+    rule; returns the previous (matmul, cudnn) pair."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = bool(allowed)
+    torch.backends.cudnn.allow_tf32 = bool(allowed)
+    return saved
+
+
 def sync(device):
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)

@@ -14,7 +14,7 @@ import torch
 from . import tensorio
 from .argcodec import decode_call, encode_call
 from .casegen import Ctx
-from .calls import classify_exception, same_bits, save_result, sync
+from .calls import classify_exception, same_bits, save_result, set_tf32, sync
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import read_kbt, write_kbt
@@ -82,8 +82,7 @@ class CaseInputs:
         return read_kbt(case["inputs"], self.device), "file"
 
     def _rebuild(self, spec, seed):
-        saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
-        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = self.tf32
+        saved = set_tf32(self.tf32)
         try:
             args, kwargs = spec.make(Ctx(seed, self.device))
             _, tensors = encode_call(list(args), kwargs)

@@ -15,7 +15,7 @@ import traceback
 import torch
 
 from .argcodec import encode_call
-from .calls import same_bits, save_result, sync, upcast
+from .calls import same_bits, save_result, set_tf32, sync, upcast
 from .casegen import Ctx, case_seed
 from . import tensorio
 from .taskload import Reference
@@ -105,13 +105,6 @@ def _time_compiled(ref, job, args, kwargs, device, timer):
         return {"compile_error": f"{type(exc).__name__}: {exc}"[:1000]}
 
 
-def _set_tf32(allowed):
-    """The reference follows the task's TF32 rule (cuDNN allows TF32 by default; the contract
-    decides), so PyTorch's own error, which scales the tolerance, is the contract's."""
-    torch.backends.cuda.matmul.allow_tf32 = bool(allowed)
-    torch.backends.cudnn.allow_tf32 = bool(allowed)
-
-
 def run(request, channel):
     device = request["device"]
     timer = None
@@ -121,7 +114,8 @@ def run(request, channel):
         t0 = time.perf_counter()
         try:
             os.makedirs(job["out_dir"], exist_ok=True)
-            _set_tf32(job.get("tf32", False))
+            # PyTorch's own error, which scales the tolerance, follows the task's TF32 rule
+            set_tf32(job.get("tf32", False))
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
             tiers = set(job["tiers"])
             ran = [c for c in ref.cases if c.tier in tiers]
