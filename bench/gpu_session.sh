@@ -2,7 +2,7 @@
 # One whole check on a GPU machine, in one call. Expects the kbx binary and the probe library
 # built elsewhere and carried in .carry/ (bench/README.md says how). Writes logs and databases
 # under $OUT (or ./gpu-out).
-#   [STEPS="doctor tensorio run1 run2 noprobe zeros exploits check probe"] bench/gpu_session.sh [TASKS]
+#   [STEPS="doctor tensorio run1 run2 calibrate compile noprobe zeros exploits check probe"] bench/gpu_session.sh [TASKS]
 # SESSION_DIR, KBX_WORK and ARCHIVE let two copies run side by side (one per GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +56,13 @@ log "expert eval, run 2"
 step ${RUN_TIMEOUT:-200} "$KBX" eval --method expert --candidates solutions/expert --device cuda --tasks "$TASKS" \
   --db "$OUT/expert2.db" --fresh > "$OUT/eval-expert-2.log" 2>&1
 "$KBX" results --db "$OUT/expert2.db" --method expert | tee "$OUT/expert-run2.txt"
+fi
+
+if want calibrate && [ -f "$OUT/expert.db" ]; then
+log "calibrate (peaks for roofline fractions), into expert.db"
+step ${CALIBRATE_TIMEOUT:-90} "$KBX" calibrate --db "$OUT/expert.db" > "$OUT/calibrate.txt" 2>&1
+tail -n 12 "$OUT/calibrate.txt"
+"$KBX" results --db "$OUT/expert.db" --method expert | tee "$OUT/expert-run1-roofline.txt"
 fi
 
 if want compile; then

@@ -15,6 +15,8 @@ import time
 import torch
 
 L2_SCRUB_BYTES = 256 * 1024 * 1024
+# How long the GPU is held at the start of each batch of timed calls while the host queues them.
+FIRST_HOLD_MS, MIN_HOLD_MS, MAX_HOLD_MS = 5.0, 0.5, 50.0
 
 # The timing functions as they were before any candidate code ran: the timer calls these, and
 # tampered() names any that a candidate replaced.
@@ -124,8 +126,31 @@ class CudaTimer:
         self.max_reps = max_reps
         self.batch = batch
         self.scrub = torch.empty(L2_SCRUB_BYTES // 4, dtype=torch.int32, device=device)
+        self.marker = torch.empty(1, dtype=torch.int32, device=device)
         self.probe = ProbeMarks()  # after CUDA has started: the probe is initialised by then
         self.last_ids = []  # probe ids of the last run()'s calls, one per sample
+        self.cycles_per_ms = None  # of the GPU's clock, measured on first use
+        self.hold_ms = FIRST_HOLD_MS
+
+    def _measure_cycles_per_ms(self):
+        torch.cuda.synchronize(self.device)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        cycles = 2_000_000
+        _ORIGINALS["torch.cuda.Event.record"](start)
+        torch.cuda._sleep(cycles)
+        _ORIGINALS["torch.cuda.Event.record"](end)
+        _ORIGINALS["torch.cuda.synchronize"](self.device)
+        ms = _ORIGINALS["torch.cuda.Event.elapsed_time"](start, end)
+        return cycles / ms if ms > 0 else 1e6
+
+    def _hold(self):
+        """Keeps the stream busy for about hold_ms, so that a whole batch of calls is queued
+        behind it before the GPU reaches the first: the calls then run back to back on the GPU,
+        and their times do not depend on how busy the host's CPU is (nvbench's blocking kernel)."""
+        if self.cycles_per_ms is None:
+            self.cycles_per_ms = self._measure_cycles_per_ms()
+        torch.cuda._sleep(max(1, int(self.hold_ms * self.cycles_per_ms)))
 
     def _estimate_ms(self, fn):
         torch.cuda.synchronize(self.device)
@@ -145,8 +170,12 @@ class CudaTimer:
         ids = []
         record, sync_all = _ORIGINALS["torch.cuda.Event.record"], _ORIGINALS["torch.cuda.synchronize"]
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
+        clock = _ORIGINALS["time.perf_counter"]
+        t_enqueue = clock()
         for i in range(reps):
             self.probe.push(harness=True)
+            if i == 0:
+                self._hold()
             if before_each is not None:
                 before_each(len(self.last_ids) + i)
             self.scrub.zero_()
@@ -156,6 +185,14 @@ class CudaTimer:
             fn()
             record(ends[i])
             self.probe.pop()
+        # The end of the last call on the timed stream, as the probe sees it: work of a call
+        # that is still running after this marker (or after the next call's scrub) escaped it.
+        self.probe.push(harness=True)
+        self.marker.zero_()
+        self.probe.pop()
+        enqueue_ms = (clock() - t_enqueue) * 1e3
+        # Next batch: hold long enough to queue it all, with a margin; never very long.
+        self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, 2.0 * enqueue_ms))
         sync_all(self.device)
         self.probe.flush()
         self.last_ids += ids

@@ -223,11 +223,11 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
 
 /// The candidate worker's probe records, parsed once per job.
 struct ProbeData {
-  bool expected = false;         ///< the worker ran under the probe
-  bool ok = false;               ///< a valid stream with a header came back
-  std::string problem;           ///< why not, when expected and not ok
-  bool harness_problem = false;  ///< the probe failed on its own: events time the job
-  std::vector<probe::Record> records;
+  bool expected = false;                     ///< the worker ran under the probe
+  bool ok = false;                           ///< a valid stream with a header came back
+  std::string problem;                       ///< why not, when expected and not ok
+  bool harness_problem = false;              ///< the probe failed on its own: events time the job
+  std::optional<timing::CallRecords> index;  ///< the records by call, when ok
   std::vector<std::string> triton_functions;
 };
 
@@ -239,15 +239,17 @@ ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json
     if (k.is_string()) p.triton_functions.push_back(k.get<std::string>());
   }
   std::string error;
+  std::vector<probe::Record> records;
   if (o.probe_bytes.empty()) {
     // CUDA, and with it the probe, starts before the candidate's code runs; a silent probe is
     // this machine's problem (CUPTI busy, library not loadable), not the candidate's.
     p.harness_problem = true;
     p.problem = "the probe wrote nothing (CUPTI did not start in the worker; see docs/probe.md)";
-  } else if (!probe_records(o, &p.records, &error)) {
+  } else if (!probe_records(o, &records, &error)) {
     p.problem = "the probe's stream is invalid: " + error;
   } else {
     p.ok = true;
+    p.index.emplace(records);
   }
   return p;
 }
@@ -272,7 +274,7 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
   if (ids == w.probe_ids.end() || ids->second.empty()) {
     return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
   }
-  const timing::ProbeTimes t = timing::analyze_calls(p.records, ids->second, p.triton_functions);
+  const timing::ProbeTimes t = timing::analyze_calls(*p.index, ids->second, p.triton_functions);
   cr.cand_event_samples = cr.cand_samples;
   cr.cand_event_ms = cr.cand_ms;
   cr.cand_samples = t.span_ms;
@@ -286,6 +288,14 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
                      fmt::format("{} GPU records not launched by the timed call ran inside it "
                                  "(e.g. {})",
                                  t.unattributed_records, t.unattributed_example)};
+  }
+  if (t.escaped_records) {
+    add_flag(cr.timing_flags, "escaped_work");
+    return std::pair{Status::TimingMismatch,
+                     fmt::format("{} GPU records of the timed calls were still running after the "
+                                 "call had ended on its stream (work on a stream that was not "
+                                 "waited for, e.g. {})",
+                                 t.escaped_records, t.escaped_example)};
   }
   if (track == "triton" && t.kernel_share && *t.kernel_share < 0.5) {
     add_flag(cr.timing_flags, "fallback");
@@ -395,7 +405,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   }
 
   const WorkerReport w = collect(o);
+  const double t_probe = monotonic_seconds();
   const ProbeData probe = read_probe(o, env, first_event(o, "static"));
+  double probe_s = monotonic_seconds() - t_probe;
+  double compare_s = 0;
   r.triton_launches = w.triton_launches;
   const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
   Status first_fail = Status::Passed;
@@ -407,7 +420,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     cr.tier = ev.value("tier", "");
     auto it = w.cases.find(cr.name);
     if (it == w.cases.end()) continue;
+    const double t_compare = monotonic_seconds();
     auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts);
+    compare_s += monotonic_seconds() - t_compare;
     if (v.status != Status::Passed && ev.contains("fresh_of")) {
       v.detail = fmt::format(
           "after timing, on fresh values written into the tensors it was timed "
@@ -427,7 +442,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     }
     fill_timing(cr, ev, w);
     if (w.ms.count(cr.name) && probe.expected && v.status == Status::Passed) {
-      if (auto bad = fill_probe_timing(cr, probe, w, st.track)) {
+      const double t_analyze = monotonic_seconds();
+      auto bad = fill_probe_timing(cr, probe, w, st.track);
+      probe_s += monotonic_seconds() - t_analyze;
+      if (bad) {
         cr.status = status_str(bad->first);
         cr.detail = bad->second;
         if (first_fail == Status::Passed) {
@@ -446,9 +464,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (std::getenv("KBX_DEBUG_TIMING")) {
     std::fprintf(stderr,
                  "kbx: %s: worker %.2f s (candidate's own %.2f s, inputs and outputs %.2f s, "
-                 "%d of %zu cases' inputs rebuilt), judging %.2f s\n",
+                 "%d of %zu cases' inputs rebuilt), judging %.2f s (comparing %.2f s, probe "
+                 "records %.2f s)\n",
                  task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
-                 w.cases.size(), monotonic_seconds() - t_spawn - t_worker);
+                 w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
   }
   if (!st.keep_files) fs::remove_all(job_dir);
 

@@ -27,6 +27,7 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                  error.c_str());
     return;
   }
+  const timing::CallRecords index(records);
   for (const auto& job : pending) {
     ReferenceCases& rc =
         out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
@@ -36,7 +37,7 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                                             std::pair{"compile_probe_ids", "compile_probe_ms"}}) {
         const auto ids = ev.value(ids_key, std::vector<std::uint64_t>{});
         if (ids.empty()) continue;
-        ev[ms_key] = timing::analyze_calls(records, ids, {}).span_ms;
+        ev[ms_key] = timing::analyze_calls(index, ids, {}).span_ms;
         changed = true;
       }
     }

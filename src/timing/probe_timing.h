@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +17,32 @@ struct ProbeTimes {
   std::optional<double> kernel_share;  ///< the candidate's own kernels' share of kernel time
   std::uint64_t unattributed_records = 0;  ///< untagged GPU work inside the calls' windows
   std::string unattributed_example;        ///< the name of one such kernel
+  std::uint64_t escaped_records = 0;       ///< a call's own GPU work still running after the call
+                                           ///< ended on the timed stream (a stream not waited for)
+  std::string escaped_example;             ///< the name of one such kernel
 };
 
-/// Per-call device spans, busy time, attribution and untagged work of the calls `ids`.
+/// Bit set in the ids of the timer's own work (L2 scrub, loading values, holding the stream,
+/// the end-of-batch marker); call c is preceded by id (c-1)|kHarnessBit and followed by
+/// (c+1)|kHarnessBit.
+inline constexpr std::uint64_t kHarnessBit = 1ull << 62;
+
+/// A worker's probe records indexed by call id: built once, read by the analysis of every case.
+struct CallRecords {
+  explicit CallRecords(const std::vector<probe::Record>& records);
+  std::map<std::uint64_t, std::vector<probe::Record>> activity;  ///< kernels, copies by id
+  std::map<std::uint64_t, std::vector<probe::Record>> markers;   ///< Push/Pop markers by id
+  std::vector<probe::Record> untagged;  ///< timed activity records without an external id
+};
+
+/// Per-call device spans, busy time, attribution, untagged work and escaped work of the calls
+/// `ids`. A call's GPU window runs from the end of the timer's work before it to the start of the
+/// timer's work after it, both on the timed stream; without those records, from its host
+/// markers.
 /// `triton_functions` are the candidate's @triton.jit names (empty: no share is computed).
+ProbeTimes analyze_calls(const CallRecords& records, const std::vector<std::uint64_t>& ids,
+                         const std::vector<std::string>& triton_functions);
+/// The same over records not yet indexed.
 ProbeTimes analyze_calls(const std::vector<probe::Record>& records,
                          const std::vector<std::uint64_t>& ids,
                          const std::vector<std::string>& triton_functions);

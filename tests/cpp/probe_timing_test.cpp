@@ -78,6 +78,73 @@ TEST(ProbeTiming, TheTimersOwnTaggedWorkIsNotUnattributed) {
   EXPECT_DOUBLE_EQ(t.span_ms[0], 0.014);  // and not part of the call's span
 }
 
+/// A batch as the timer queues it behind a hold: harness work (hold and scrub) id 0|H, call 1,
+/// scrub 2|H, call 3, end marker 4|H. Host markers all come long before the GPU runs the calls.
+constexpr std::uint64_t H = timing::kHarnessBit;
+std::vector<Record> held_batch() {
+  return {marker(Kind::Push, H | 0, 100),
+          kernel("sleep_kernel", H | 0, 1000, 50000),
+          kernel("FillFunctor", H | 0, 50000, 60000),
+          marker(Kind::Pop, H | 0, 110),
+          marker(Kind::Push, 1, 120),
+          kernel("add_kernel", 1, 60500, 70000),
+          marker(Kind::Pop, 1, 130),
+          marker(Kind::Push, H | 2, 140),
+          kernel("FillFunctor", H | 2, 70500, 80000),
+          marker(Kind::Pop, H | 2, 150),
+          marker(Kind::Push, 3, 160),
+          kernel("add_kernel", 3, 80500, 90000),
+          marker(Kind::Pop, 3, 170),
+          marker(Kind::Push, H | 4, 180),
+          kernel("FillFunctor", H | 4, 90200, 90300),
+          marker(Kind::Pop, H | 4, 190)};
+}
+
+TEST(ProbeTiming, AHeldBatchIsCleanAndTimedOnTheGpu) {
+  auto t = timing::analyze_calls(held_batch(), {1, 3}, {"add_kernel"});
+  ASSERT_EQ(t.span_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.span_ms[0], 0.0095);
+  EXPECT_EQ(t.unattributed_records, 0u);
+  EXPECT_EQ(t.escaped_records, 0u);
+}
+
+TEST(ProbeTiming, UntaggedWorkBetweenTheTimersWorkIsUnattributedWhenTheHostMarkersAreLongPast) {
+  auto recs = held_batch();
+  // launched by another thread while call 3 ran on the host; on the GPU it runs in call 3's
+  // window, long after both of its host markers
+  recs.push_back(kernel("gelu_from_a_thread", 0, 80600, 85000));
+  auto t = timing::analyze_calls(recs, {1, 3}, {"add_kernel"});
+  EXPECT_EQ(t.unattributed_records, 1u);
+  EXPECT_EQ(t.unattributed_example, "gelu_from_a_thread");
+}
+
+TEST(ProbeTiming, ACallWithNoWorkOfItsOwnStillHasItsWindowChecked) {
+  std::vector<Record> recs;
+  for (const auto& r : held_batch()) {
+    if (r.external_id != 3 || r.kind != Kind::Kernel) recs.push_back(r);
+  }
+  recs.push_back(kernel("gelu_from_a_thread", 0, 80600, 85000));
+  auto t = timing::analyze_calls(recs, {1, 3}, {"add_kernel"});
+  EXPECT_EQ(t.calls_without_work, 1u);
+  EXPECT_EQ(t.unattributed_records, 1u);
+}
+
+TEST(ProbeTiming, WorkStillRunningAfterTheCallEndedOnItsStreamEscaped) {
+  auto recs = held_batch();
+  // call 3's kernel on a side stream nobody waited for: it overlaps the end marker
+  for (auto& r : recs) {
+    if (r.external_id == 3 && r.kind == Kind::Kernel) r.end_ns = 95000;
+  }
+  auto t = timing::analyze_calls(recs, {1, 3}, {"add_kernel"});
+  EXPECT_EQ(t.escaped_records, 1u);
+  EXPECT_EQ(t.escaped_example, "add_kernel");
+  // the same kernel joined back (the marker waits for it) is clean
+  for (auto& r : recs) {
+    if (r.external_id == (H | 4)) r.start_ns = 95100, r.end_ns = 95200;
+  }
+  EXPECT_EQ(timing::analyze_calls(recs, {1, 3}, {"add_kernel"}).escaped_records, 0u);
+}
+
 TEST(ProbeTiming, PushedCallsWithoutRecordsAreCounted) {
   auto t = timing::analyze_calls(two_calls(), {1, 2, 3}, {"add_kernel"});
   EXPECT_EQ(t.calls_without_work, 1u);
