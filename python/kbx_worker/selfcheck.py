@@ -24,6 +24,10 @@ REQUIRED = ("schema", "name", "category", "entry", "signature", "set", "summary"
             "compat")
 
 
+# The arithmetic a cost() may name in "compute" (the peaks `kbx calibrate` measures).
+COMPUTE_PEAKS = ("fp32", "tf32", "bf16", "fp16", "int8")
+
+
 def _leaves(result):
     return [v for _, v in flatten_result(result)[1]]
 
@@ -176,6 +180,9 @@ def check_task(task_dir, device, tiers):
             cost = ref.cost(*args, **kwargs)
             if not {"flops", "bytes"} <= set(cost):
                 problems.append(f"case {case.name}: cost() must return flops and bytes")
+            if cost.get("compute", "int8") not in COMPUTE_PEAKS:
+                problems.append(f"case {case.name}: cost()['compute'] is {cost['compute']!r}; "
+                                f"use one of {', '.join(COMPUTE_PEAKS)}")
     if not varies:
         problems.append("outputs never change with the seed")
     if not zero_fail:

@@ -141,8 +141,9 @@ void calibrate_progress(const nlohmann::json& ev) {
   if (kind == "gpu") {
     std::fprintf(stderr, "kbx: calibrate: measuring %s\n", ev.value("name", "").c_str());
   } else if (kind == "peak") {
-    std::fprintf(stderr, "kbx: calibrate: %s %s\n", ev.value("name", "").c_str(),
-                 peak_text(ev).c_str());
+    const std::string source = ev.value("source", "");
+    std::fprintf(stderr, "kbx: calibrate: %s %s%s\n", ev.value("name", "").c_str(),
+                 peak_text(ev).c_str(), source.empty() ? "" : (" (" + source + " GEMM)").c_str());
   } else if (kind == "skipped") {
     std::fprintf(stderr, "kbx: calibrate: %s skipped\n", ev.value("name", "").c_str());
   }
@@ -189,14 +190,14 @@ int calibrate_cmd(const std::string& device, const fs::path& db_path,
   const store::Calibration cal = store::calibration_from_events(o.events, device);
   store::Store db(db_path);
   const auto id = store::save_calibration(db, cal);
-  std::printf("calibration %lld: %s %s (fingerprint %s)\n%-8s %-28s %s\n",
+  std::printf("calibration %lld: %s %s (fingerprint %s)\n%-8s %-28s %-8s %s\n",
               static_cast<long long>(id), device.c_str(), cal.gpu.c_str(), cal.fingerprint.c_str(),
-              "peak", "value", "samples");
+              "peak", "value", "samples", "source");
   for (const auto& ev : o.events) {
     const std::string kind = ev.value("ev", "");
     if (kind == "peak") {
-      std::printf("%-8s %-28s %d\n", ev.value("name", "").c_str(), peak_text(ev).c_str(),
-                  ev.value("samples", 0));
+      std::printf("%-8s %-28s %-8d %s\n", ev.value("name", "").c_str(), peak_text(ev).c_str(),
+                  ev.value("samples", 0), ev.value("source", "").c_str());
     } else if (kind == "skipped") {
       std::printf("%-8s skipped: %s\n", ev.value("name", "").c_str(),
                   ev.value("reason", "").c_str());

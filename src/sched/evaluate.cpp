@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -188,21 +189,59 @@ WorkerReport collect(const sandbox::Outcome& o) {
   return w;
 }
 
-/// The verdict of one case: the C++ comparison, then the random contract, then the track rule.
+/// The C++ comparison of one case's outputs with the reference's.
+verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
+                                  const ReferenceCases& ref, const fs::path& job_dir,
+                                  const suite::Task& task, const std::string& device) {
+  const std::string name = ref_ev.value("case", "");
+  try {
+    return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev}, task.contract,
+                               device, ref_ev.value("random", false));
+  } catch (const std::exception& ex) {
+    verdict::CaseVerdict v;
+    v.status = Status::HarnessError;
+    v.detail = ex.what();
+    return v;
+  }
+}
+
+/// Comparisons made while the worker was still running, by case: the worker's report of the
+/// case as it was compared, and the comparison.
+using EarlyComparisons = std::map<std::string, std::pair<json, verdict::CaseVerdict>>;
+
+/// A worker event handler that compares each judged case as soon as the worker reports it, so
+/// that comparing overlaps the worker's later cases and timing. Random cases wait for their
+/// judge process.
+std::function<void(const json&)> compare_early(const ReferenceCases& ref, const fs::path& job_dir,
+                                               const suite::Task& task, const std::string& device,
+                                               EarlyComparisons& early) {
+  return [&ref, job_dir, &task, device, &early](const json& e) {
+    if (e.value("ev", "") != "case") return;
+    const std::string name = e.value("case", "");
+    if (early.count(name)) return;
+    for (const auto& ref_ev : ref.cases) {
+      if (ref_ev.value("case", "") != name) continue;
+      if (!ref_ev.value("random", false)) {
+        early.emplace(name, std::pair{e, compare_case(ref_ev, e, ref, job_dir, task, device)});
+      }
+      return;
+    }
+  };
+}
+
+/// The verdict of one case: the C++ comparison (made early when the worker's report of the case
+/// is the one compared then), then the random contract, then the track rule.
 verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const ReferenceCases& ref,
                                const fs::path& job_dir, const suite::Task& task,
                                const WorkerEnv& env, const JobSettings& st,
-                               const std::map<std::string, json>& random_verdicts) {
+                               const std::map<std::string, json>& random_verdicts,
+                               const EarlyComparisons& early) {
   const std::string name = ref_ev.value("case", "");
   const bool random = ref_ev.value("random", false);
-  verdict::CaseVerdict v;
-  try {
-    v = verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev}, task.contract,
-                            env.device, random);
-  } catch (const std::exception& ex) {
-    v.status = Status::HarnessError;
-    v.detail = ex.what();
-  }
+  const auto made = early.find(name);
+  verdict::CaseVerdict v = made != early.end() && made->second.first == cand_ev
+                               ? made->second.second
+                               : compare_case(ref_ev, cand_ev, ref, job_dir, task, env.device);
   if (v.status == Status::Passed && random) {
     auto jv = random_verdicts.find(name);
     if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
@@ -348,7 +387,9 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& 
     cr.flops = ref_ev["cost"].value("flops", 0.0);
     cr.bytes = ref_ev["cost"].value("bytes", 0.0);
   }
-  cr.dtype = compute_dtype(ref_ev);
+  cr.dtype = ref_ev.contains("cost") && ref_ev["cost"].contains("compute")
+                 ? ref_ev["cost"].value("compute", "")
+                 : compute_dtype(ref_ev);
   cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
   if (ref_ev.contains("eager_probe_ms")) {  // the reference worker ran under the probe too
     cr.eager_event_samples = cr.eager_samples;
@@ -397,7 +438,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
 
   const json request = build_request(env, st, task, ref, source_path, job_dir);
   const double t_spawn = monotonic_seconds();
-  sandbox::Outcome o = run_worker(env, request, job_dir);
+  EarlyComparisons early;
+  sandbox::Outcome o =
+      run_worker(env, request, job_dir, compare_early(ref, job_dir, task, env.device, early));
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
@@ -421,7 +464,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     auto it = w.cases.find(cr.name);
     if (it == w.cases.end()) continue;
     const double t_compare = monotonic_seconds();
-    auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts);
+    auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts, early);
     compare_s += monotonic_seconds() - t_compare;
     if (v.status != Status::Passed && ev.contains("fresh_of")) {
       v.detail = fmt::format(

@@ -3,6 +3,7 @@
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 
 import pytest
@@ -154,10 +155,45 @@ def test_gpu_measurements_report_peaks_with_units(monkeypatch):
     for name in ("fp32", "tf32", "bf16", "fp16"):
         rate = pytest.approx(2 * 64 ** 3 / 2e-3)
         assert by_name[name] == dict(ev="peak", name=name, value=rate, unit="FLOP/s", samples=3,
-                                     median_ms=2.0, size=64)
+                                     median_ms=2.0, size=64, source="torch")
     assert by_name["int8"]["ev"] in ("peak", "skipped")  # torch._int_mm may not run on a CPU
     if by_name["int8"]["ev"] == "skipped":
         assert by_name["int8"]["reason"]
+
+
+GEMM_CHECK = """
+import sys, torch
+from kbx_worker import calibrate_mode as cm
+gemm = cm._triton_gemm()
+assert gemm is not None, "no Triton"
+n = 64
+g = torch.Generator().manual_seed(3)
+if sys.argv[1] == "int8":
+    a = torch.randint(-128, 128, (n, n), dtype=torch.int8, generator=g)
+    b = torch.randint(-128, 128, (n, n), dtype=torch.int8, generator=g)
+    out = torch.empty((n, n), dtype=torch.int32)
+    gemm(a, b, out, (32, 32, 32, 4, 1))
+    assert torch.equal(out, a.int() @ b.int()), "int8 GEMM differs"
+else:
+    a = torch.randn(n, n, generator=g).half()
+    b = torch.randn(n, n, generator=g).half()
+    out = torch.empty_like(a)
+    gemm(a, b, out, (32, 32, 16, 4, 1))
+    torch.testing.assert_close(out.float(), a.float() @ b.float(), atol=2e-2, rtol=2e-2)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16"])
+def test_the_calibration_triton_gemm_computes_the_product(dtype):
+    """The second-opinion GEMM of the dense rates, under the Triton interpreter (in a process of
+    its own, which imports Triton with the interpreter on): it must compute A @ B, or its rate
+    would be the rate of something else."""
+    pytest.importorskip("triton")
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
+    proc = subprocess.run([sys.executable, "-c", GEMM_CHECK, dtype], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
 
 
 def test_cuda_request_without_a_gpu_says_so(monkeypatch):

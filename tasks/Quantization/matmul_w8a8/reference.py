@@ -107,4 +107,5 @@ def cost(input, weight):
     m, k = input.shape
     n = weight.shape[1]
     es = input.element_size()
-    return {"flops": 2 * m * n * k, "bytes": (m * k + k * n + m * n) * es}
+    # the flops are int8 products with int32 sums, whatever the input dtype
+    return {"flops": 2 * m * n * k, "bytes": (m * k + k * n + m * n) * es, "compute": "int8"}
