@@ -37,10 +37,25 @@ MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfl
                  "fp16": torch.float16}
 
 
+def _visible_gpus():
+    """The GPUs CUDA_VISIBLE_DEVICES lets this process see, as nvidia-smi indices or UUIDs;
+    None when every GPU is visible (unset) or the variable is in a form nvidia-smi cannot take."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return None
+    ids = [v.strip() for v in value.split(",") if v.strip()]
+    if ids and all(v.isdigit() or v.startswith(("GPU-", "MIG-")) for v in ids):
+        return ids
+    return None
+
+
 def _nvidia_smi(query):
-    """Rows of `nvidia-smi --query-gpu=<query>` as lists of strings, or None without it."""
+    """Rows of `nvidia-smi --query-gpu=<query>` for the GPUs this process sees, as lists of
+    strings, or None without nvidia-smi."""
     try:
         argv = ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"]
+        if _visible_gpus():
+            argv.append("--id=" + ",".join(_visible_gpus()))
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
@@ -182,8 +197,9 @@ def _cuda_int8(channel, timer, device):
             samples = timer.run(lambda: int_mm(a, b))
     except RuntimeError:
         pass  # the Triton GEMM may still measure it
-    triton_best = _triton_rate(timer, a, b, torch.empty((n, n), dtype=torch.int32, device=device),
-                               "int8")
+    b_k_major = b.t().contiguous().t()  # the same matrix, stored column by column
+    triton_best = _triton_rate(timer, a, b_k_major,
+                               torch.empty((n, n), dtype=torch.int32, device=device), "int8")
     if not samples and not triton_best:
         channel.send("skipped", name="int8", reason="neither torch._int_mm nor Triton ran")
         return

@@ -7,7 +7,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _gemm_kernel(a, b, c, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+def _gemm_kernel(a, b, c, n, stride_bk, stride_bn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                  GROUP: tl.constexpr, ACC: tl.constexpr):
     pid = tl.program_id(0)
     tiles_m, tiles_n = n // BM, n // BN
@@ -22,17 +22,19 @@ def _gemm_kernel(a, b, c, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexp
     acc = tl.zeros((BM, BN), dtype=ACC)
     for k in range(0, n, BK):
         x = tl.load(a + rm[:, None] * n + (k + rk)[None, :])
-        y = tl.load(b + (k + rk)[:, None] * n + rn[None, :])
+        y = tl.load(b + (k + rk)[:, None] * stride_bk + rn[None, :] * stride_bn)
         acc += tl.dot(x, y, out_dtype=ACC)
     tl.store(c + rm[:, None] * n + rn[None, :], acc.to(c.dtype.element_ty))
 
 
 def gemm(x, y, out, config):
-    """out = x @ y for square row-major x, y whose size is a multiple of the blocks; config is
-    (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages). int8 accumulates in int32, the rest in float32."""
+    """out = x @ y for square x (row-major) and y (row- or column-major) whose size is a multiple
+    of the blocks; config is (BLOCK_M, BLOCK_N, BLOCK_K, warps, stages). int8 accumulates in
+    int32, the rest in float32. Hopper's int8 tensor-core instructions want y column-major
+    (K-major): pass y.t().contiguous().t() for the int8 rate."""
     n = x.shape[0]
     bm, bn, bk, warps, stages = config
     acc = tl.int32 if x.dtype == torch.int8 else tl.float32
     grid = ((n // bm) * (n // bn),)
-    _gemm_kernel[grid](x, y, out, n, BM=bm, BN=bn, BK=bk, GROUP=8, ACC=acc, num_warps=warps,
+    _gemm_kernel[grid](x, y, out, n, y.stride(0), y.stride(1), BM=bm, BN=bn, BK=bk, GROUP=8, ACC=acc, num_warps=warps,
                        num_stages=stages)

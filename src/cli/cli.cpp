@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "report/table.h"
+#include "revision.h"
 #include "sandbox/process.h"
 #include "sched/eval.h"
 #include "sched/suite_check.h"
@@ -208,7 +209,7 @@ int calibrate_cmd(const std::string& device, const fs::path& db_path,
 }
 
 int doctor(const std::string& python_flag) {
-  std::printf("kbx %s (%s)\nhome: %s\n", KBX_VERSION, KBX_REVISION, kbx_home().c_str());
+  std::printf("kbx %s (%s)\nhome: %s\n", KBX_VERSION, kbx::revision(), kbx_home().c_str());
   const auto& ab = sandbox::abilities();
   std::printf("sandbox: network namespace %s%s\n", ab.network_namespace ? "yes" : "no",
               ab.network_namespace ? "" : (" (" + ab.network_namespace_note + ")").c_str());

@@ -14,6 +14,7 @@
 #include "common/fingerprint.h"
 #include "common/util.h"
 #include "plan/candidates.h"
+#include "revision.h"
 #include "sandbox/warm.h"
 #include "sched/evaluate.h"
 #include "sched/progress.h"
@@ -65,7 +66,7 @@ json environment_of(const json& hello, const WorkerEnv& env) {
   e.erase("ev");
   e.erase("pid");
   e["kbx_version"] = KBX_VERSION;
-  e["kbx_revision"] = KBX_REVISION;
+  e["kbx_revision"] = kbx::revision();
   e["python_path"] = env.python.path;
   e["python_chosen_by"] = env.python.chosen;
   e["network_namespace"] = ab.network_namespace;
@@ -188,7 +189,7 @@ int run_eval(const EvalOptions& o) {
         {"time", o.time},
         {"candidates",
          o.candidates}}.dump();
-    r.kbx_version = std::string(KBX_VERSION) + "+" + KBX_REVISION;
+    r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);
     run = db.find_run(key);
   }

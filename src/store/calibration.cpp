@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/fingerprint.h"
 #include "common/util.h"
+#include "revision.h"
 #include "store/statement.h"
 
 namespace kbx::store {
@@ -154,7 +155,7 @@ Calibration calibration_from_events(const std::vector<json>& events, const std::
   env["skipped"] = skipped;
   env["samples"] = samples;
   env["kbx_version"] = KBX_VERSION;
-  env["kbx_revision"] = KBX_REVISION;
+  env["kbx_revision"] = kbx::revision();
   // From the hello event alone, as a run's is, so that calibration and runs match.
   c.fingerprint = fingerprint(fingerprint_fields(env));
   env["fingerprint"] = c.fingerprint;

@@ -174,6 +174,9 @@ if sys.argv[1] == "int8":
     out = torch.empty((n, n), dtype=torch.int32)
     gemm(a, b, out, (32, 32, 32, 4, 1))
     assert torch.equal(out, a.int() @ b.int()), "int8 GEMM differs"
+    out.zero_()
+    gemm(a, b.t().contiguous().t(), out, (32, 32, 32, 4, 1))  # column-major b, as calibrated
+    assert torch.equal(out, a.int() @ b.int()), "int8 GEMM on a column-major b differs"
 else:
     a = torch.randn(n, n, generator=g).half()
     b = torch.randn(n, n, generator=g).half()
@@ -216,12 +219,29 @@ def test_nvidia_smi_readings(monkeypatch, tmp_path):
     fake.chmod(0o755)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert cm.machine_facts() == {"driver": "570.86.15",
                                   "clocks": [{"sm": 1980, "mem": 3201}, {"sm": None, "mem": 1593}]}
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert cm.machine_facts() == {"driver": None, "clocks": None}
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert cm.machine_facts() == {}
+
+
+def test_clocks_are_read_for_the_visible_gpus_only(monkeypatch, tmp_path):
+    import torch
+    from kbx_worker import calibrate_mode as cm
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\nprintf '580.1, 1980, 3201\\n'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert cm.machine_facts()["clocks"] == [{"sm": 1980, "mem": 3201}]
+    assert "--id=1" in (tmp_path / "args").read_text().split()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU visible is not "all of them"
+    cm.machine_facts()
+    assert "--id=1" not in (tmp_path / "args").read_text()
 
 
 def test_a_failed_measurement_is_a_skipped_row(monkeypatch):
