@@ -89,12 +89,10 @@ fi
 
 if want exploits; then
 log "planted timing exploits (each must get its own status)"
-python3 bench/make_timing_exploits.py "$OUT/exploits" > /dev/null
-step ${EXPLOIT_TIMEOUT:-240} "$KBX" eval --method exploits --candidates "$OUT/exploits" --device cuda \
+step ${EXPLOIT_TIMEOUT:-240} "$KBX" eval --method exploits --candidates tests/fixtures/timing-exploits --device cuda \
   --db "$OUT/exploits.db" --fresh > "$OUT/eval-exploits.log" 2>&1
 "$KBX" results --db "$OUT/exploits.db" --format csv | cut -d, -f3,5 | tee "$OUT/exploits.csv"
 python3 -c "import sys; sys.path.insert(0, 'bench'); import make_timing_exploits as m; print('expected:', m.EXPECTED)"
-rm -rf "$OUT/exploits"
 fi
 
 if want check && [ "${SKIP_CHECK:-0}" != 1 ]; then

@@ -166,7 +166,8 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         _fail(channel, "time", exc, case=case["name"])
         return False
     channel.send("timing", case=case["name"], ms=ms, seconds=time.perf_counter() - t_time,
-                 probe_ids=timer.last_ids if timer.probe.active else [], tampered=tampered())
+                 probe_ids=timer.last_ids if timer.probe.active else [], tampered=tampered(),
+                 host_ms=timer.last_host_ms)
     if twin is None:
         return True
     if variants is None:

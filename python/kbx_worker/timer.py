@@ -129,6 +129,7 @@ class CudaTimer:
         self.marker = torch.empty(1, dtype=torch.int32, device=device)
         self.probe = ProbeMarks()  # after CUDA has started: the probe is initialised by then
         self.last_ids = []  # probe ids of the last run()'s calls, one per sample
+        self.last_host_ms = []  # host time of each of the last run()'s calls (launch cost)
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
         self.hold_ms = FIRST_HOLD_MS
 
@@ -171,6 +172,7 @@ class CudaTimer:
         record, sync_all = _ORIGINALS["torch.cuda.Event.record"], _ORIGINALS["torch.cuda.synchronize"]
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         clock = _ORIGINALS["time.perf_counter"]
+        host_ms = []
         t_enqueue = clock()
         for i in range(reps):
             self.probe.push(harness=True)
@@ -181,9 +183,11 @@ class CudaTimer:
             self.scrub.zero_()
             self.probe.pop()
             ids.append(self.probe.push())
+            t_host = clock()
             record(starts[i])
             fn()
             record(ends[i])
+            host_ms.append((clock() - t_host) * 1e3)
             self.probe.pop()
         # The end of the last call on the timed stream, as the probe sees it: work of a call
         # that is still running after this marker (or after the next call's scrub) escaped it.
@@ -196,6 +200,7 @@ class CudaTimer:
         sync_all(self.device)
         self.probe.flush()
         self.last_ids += ids
+        self.last_host_ms += host_ms
         return [elapsed(s, e) for s, e in zip(starts, ends)]
 
     def run(self, fn, before_each=None):
@@ -204,6 +209,7 @@ class CudaTimer:
         self._estimate_ms(fn)
         t0 = time.perf_counter()
         self.last_ids = []
+        self.last_host_ms = []
         samples = []
         while len(samples) < self.max_reps:
             samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)), before_each)

@@ -287,6 +287,7 @@ std::string results_json(const std::vector<store::Result>& results,
       if (!c.timing_source.empty()) jc["timing_source"] = c.timing_source;
       if (c.cand_event_ms) jc["candidate_event_ms"] = *c.cand_event_ms;
       if (c.eager_event_ms) jc["eager_event_ms"] = *c.eager_event_ms;
+      if (auto host = timing::median(c.cand_host_samples)) jc["candidate_host_ms"] = *host;
       if (c.kernel_share) jc["kernel_share"] = *c.kernel_share;
       if (!c.timing_flags.empty()) jc["timing_flags"] = c.timing_flags;
       if (c.flops) jc["flops"] = *c.flops;

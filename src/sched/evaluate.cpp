@@ -158,10 +158,11 @@ struct WorkerReport {
   std::map<std::string, json> cases;
   std::map<std::string, std::vector<double>> ms;
   std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
-  std::set<std::string> tampered;  ///< timing functions the candidate replaced
-  double own_seconds = 0;          ///< import, first calls and timed work: not harness overhead
-  double io_seconds = 0;           ///< reading inputs and saving results: harness overhead
-  int inputs_rebuilt = 0;          ///< cases whose inputs the worker rebuilt instead of reading
+  std::map<std::string, std::vector<double>> host_ms;  ///< per timed case: host time per call
+  std::set<std::string> tampered;                      ///< timing functions the candidate replaced
+  double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
+  double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
+  int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
   int triton_launches = 0;
 };
 
@@ -178,6 +179,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
     } else if (kind == "timing") {
       w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
       w.probe_ids[e.value("case", "")] = e.value("probe_ids", std::vector<std::uint64_t>{});
+      w.host_ms[e.value("case", "")] = e.value("host_ms", std::vector<double>{});
       for (const auto& name : e.value("tampered", json::array())) {
         if (name.is_string()) w.tampered.insert(name.get<std::string>());
       }
@@ -328,6 +330,22 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
                                  "(e.g. {})",
                                  t.unattributed_records, t.unattributed_example)};
   }
+  const auto host_median = timing::median(cr.cand_host_samples);
+  if (host_median && cr.cand_ms && *host_median > *cr.cand_ms) {
+    add_flag(cr.timing_flags, "host_bound");  // launching a call takes longer than running it
+  }
+  if (timing::mostly_uploads(t, ids->second.size())) {
+    add_flag(cr.timing_flags, "host_work");
+    return std::pair{
+        Status::UnattributedWork,
+        fmt::format("the timed calls' GPU work was mostly copies from host memory "
+                    "({:.1f} MiB per call, {:.3f} ms of uploads against {:.3f} ms in "
+                    "the candidate's kernels): the result was computed on the CPU, "
+                    "which the GPU clock does not see",
+                    static_cast<double>(t.upload_bytes) / ids->second.size() / (1 << 20),
+                    static_cast<double>(t.upload_ns) * 1e-6,
+                    static_cast<double>(t.candidate_ns) * 1e-6)};
+  }
   if (t.escaped_records) {
     add_flag(cr.timing_flags, "escaped_work");
     return std::pair{Status::TimingMismatch,
@@ -404,6 +422,9 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& 
   cr.cand_samples = it->second;
   cr.cand_ms = timing::median(cr.cand_samples);
   if (cr.timing_source.empty()) cr.timing_source = "events";
+  if (auto host = w.host_ms.find(cr.name); host != w.host_ms.end()) {
+    cr.cand_host_samples = host->second;
+  }
 }
 
 }  // namespace

@@ -216,6 +216,7 @@ std::int64_t Store::add_result(const Result& r) {
            {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples},
             std::pair{"candidate_events", &k.cand_event_samples},
             std::pair{"eager_events", &k.eager_event_samples},
+            std::pair{"candidate_host", &k.cand_host_samples},
             std::pair{"compile", &k.compile_samples}}) {
         for (size_t i = 0; i < samples->size(); ++i) {
           smp.reset();
@@ -313,6 +314,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       auto& dest = who == "eager"              ? it->eager_samples
                    : who == "candidate_events" ? it->cand_event_samples
                    : who == "eager_events"     ? it->eager_event_samples
+                   : who == "candidate_host"   ? it->cand_host_samples
                    : who == "compile"          ? it->compile_samples
                                                : it->cand_samples;
       dest.push_back(smp.real(2));

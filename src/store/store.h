@@ -53,8 +53,9 @@ struct CaseResult {
   std::string timing_flags;            ///< comma-separated timing findings (e.g. unattributed_work)
   std::vector<double> cand_samples, eager_samples;              ///< per call, from timing_source
   std::vector<double> cand_event_samples, eager_event_samples;  ///< CUDA events, cross-check
-  std::optional<double> compile_ms;     ///< the torch.compile baseline's median, when timed
-  std::vector<double> compile_samples;  ///< its samples (from the probe when it ran)
+  std::vector<double> cand_host_samples;  ///< host time per timed call (its launch cost)
+  std::optional<double> compile_ms;       ///< the torch.compile baseline's median, when timed
+  std::vector<double> compile_samples;    ///< its samples (from the probe when it ran)
 };
 
 /// The verdict of one job (a candidate on its task in a run).

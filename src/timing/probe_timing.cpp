@@ -29,6 +29,9 @@ std::optional<probe::Interval> gpu_window(const Groups& groups, std::uint64_t id
   return probe::Interval{b->end_ns, a->start_ns};
 }
 
+/// CUpti_ActivityMemcpyKind's CUPTI_ACTIVITY_MEMCPY_KIND_HTOD.
+constexpr std::uint32_t kMemcpyHostToDevice = 1;
+
 /// CUPTI timestamps of neighbouring work on one stream may touch; allow this much overlap.
 constexpr std::uint64_t kOverlapToleranceNs = 1000;
 
@@ -82,6 +85,12 @@ ProbeTimes analyze_calls(const CallRecords& index, const std::vector<std::uint64
         }
       }
     }
+    for (const auto& r : group) {
+      if (r.kind == probe::Kind::Memcpy && r.detail == kMemcpyHostToDevice && r.is_timed()) {
+        t.upload_ns += r.duration_ns();
+        t.upload_bytes += r.bytes;
+      }
+    }
     const auto a = probe::attribute(group, triton_functions);
     total.candidate_ns += a.candidate_ns;
     total.library_ns += a.library_ns;
@@ -92,7 +101,13 @@ ProbeTimes analyze_calls(const CallRecords& index, const std::vector<std::uint64
   if (!triton_functions.empty() && total.kernel_ns() > 0) {
     t.kernel_share = total.candidate_share();
   }
+  t.candidate_ns = total.candidate_ns;
   return t;
+}
+
+bool mostly_uploads(const ProbeTimes& t, std::size_t calls) {
+  constexpr std::uint64_t kMinBytesPerCall = 1 << 20;
+  return calls > 0 && t.upload_bytes >= kMinBytesPerCall * calls && t.upload_ns > t.candidate_ns;
 }
 
 bool events_disagree(double event_median_ms, double probe_median_ms) {

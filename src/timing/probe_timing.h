@@ -20,7 +20,15 @@ struct ProbeTimes {
   std::uint64_t escaped_records = 0;       ///< a call's own GPU work still running after the call
                                            ///< ended on the timed stream (a stream not waited for)
   std::string escaped_example;             ///< the name of one such kernel
+  std::uint64_t upload_ns = 0;             ///< host-to-device copies inside the calls: time
+  std::uint64_t upload_bytes = 0;          ///< and bytes
+  std::uint64_t candidate_ns = 0;          ///< time in the candidate's own kernels
 };
+
+/// True when the calls' GPU work was mostly uploads from host memory: a result computed on the
+/// CPU (which the GPU clock does not see) and copied over. At least 1 MiB per call, and more
+/// time uploading than in the candidate's own kernels.
+bool mostly_uploads(const ProbeTimes& t, std::size_t calls);
 
 /// Bit set in the ids of the timer's own work (L2 scrub, loading values, holding the stream,
 /// the end-of-batch marker); call c is preceded by id (c-1)|kHarnessBit and followed by

@@ -145,6 +145,40 @@ TEST(ProbeTiming, WorkStillRunningAfterTheCallEndedOnItsStreamEscaped) {
   EXPECT_EQ(timing::analyze_calls(recs, {1, 3}, {"add_kernel"}).escaped_records, 0u);
 }
 
+Record upload(std::uint64_t id, std::uint64_t start, std::uint64_t end, std::uint64_t bytes) {
+  Record r;
+  r.kind = Kind::Memcpy;
+  r.detail = 1;  // CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+  r.external_id = id;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(ProbeTiming, AResultComputedOnTheCpuAndUploadedIsMostlyUploads) {
+  auto recs = held_batch();
+  // each call uploads 64 MiB, for longer than its own (token) kernel runs
+  recs.push_back(upload(1, 60000, 60400, 64u << 20));
+  recs.push_back(upload(3, 80000, 80400, 64u << 20));
+  for (auto& r : recs) {
+    if ((r.external_id == 1 || r.external_id == 3) && r.kind == Kind::Kernel) {
+      r.start_ns = r.end_ns - 100;  // a token Triton launch
+    }
+  }
+  auto t = timing::analyze_calls(recs, {1, 3}, {"add_kernel"});
+  EXPECT_EQ(t.upload_bytes, 2ull * (64u << 20));
+  EXPECT_TRUE(timing::mostly_uploads(t, 2));
+}
+
+TEST(ProbeTiming, SmallUploadsOfScalarsAreNotHostWork) {
+  auto recs = held_batch();
+  recs.push_back(upload(1, 60000, 60400, 4));  // torch.tensor(alpha, device=...) in the call
+  recs.push_back(upload(3, 80000, 80400, 4));
+  auto t = timing::analyze_calls(recs, {1, 3}, {"add_kernel"});
+  EXPECT_FALSE(timing::mostly_uploads(t, 2));
+}
+
 TEST(ProbeTiming, PushedCallsWithoutRecordsAreCounted) {
   auto t = timing::analyze_calls(two_calls(), {1, 2, 3}, {"add_kernel"});
   EXPECT_EQ(t.calls_without_work, 1u);

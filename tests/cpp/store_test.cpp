@@ -187,12 +187,14 @@ CREATE TABLE case_results(
   res.cases[0].timing_source = "probe";
   res.cases[0].kernel_share = 0.97;
   res.cases[0].cand_event_samples = {1.1, 2.1};
+  res.cases[0].cand_host_samples = {0.03, 0.04, 0.05};
   db.add_result(res);
   auto rows = db.results("m", run_id);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].kernel_share, 0.97);
   EXPECT_EQ(rows[0].cases[0].timing_source, "probe");
   EXPECT_EQ(rows[0].cases[0].cand_event_samples, (std::vector<double>{1.1, 2.1}));
+  EXPECT_EQ(rows[0].cases[0].cand_host_samples, (std::vector<double>{0.03, 0.04, 0.05}));
 }
 
 }  // namespace

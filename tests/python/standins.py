@@ -21,6 +21,7 @@ class StandInTimer:
     def __init__(self, reps=4, ms=1.0):
         self.probe = self._Probe()
         self.last_ids = []
+        self.last_host_ms = []
         self.reps = reps
         self.ms = ms
         self.calls = 0
@@ -32,4 +33,5 @@ class StandInTimer:
             fn()
             self.calls += 1
         self.last_ids = [0] * self.reps
+        self.last_host_ms = [self.ms / 10] * self.reps
         return [self.ms] * self.reps
