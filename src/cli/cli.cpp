@@ -115,7 +115,7 @@ int results_cmd(const fs::path& db_path, const std::string& method, std::optiona
       cals[r.id] = store::calibration_for_run(db, r);
   }
   if (format == "csv") {
-    std::fputs(report::results_csv(rows).c_str(), stdout);
+    std::fputs(report::results_csv(rows, cals).c_str(), stdout);
   } else if (format == "json") {
     std::fputs(report::results_json(rows, cals).c_str(), stdout);
   } else if (format == "markdown") {

@@ -21,8 +21,9 @@ std::optional<double> speedup_vs_compile(const store::Result& r) {
   return timing::geomean(ratios);
 }
 
-std::string opt(const std::optional<double>& v, const char* f = "{:.3f}") {
-  return v ? fmt::format(fmt::runtime(f), *v) : "-";
+/// `v` formatted by `f`, or `none` when it has no value.
+std::string opt(const std::optional<double>& v, const char* f = "{:.3f}", const char* none = "-") {
+  return v ? fmt::format(fmt::runtime(f), *v) : none;
 }
 
 std::string ratio_text(double r) {
@@ -242,17 +243,18 @@ std::string results_table(const std::vector<store::Result>& results,
   return out;
 }
 
-std::string results_csv(const std::vector<store::Result>& results) {
+std::string results_csv(const std::vector<store::Result>& results,
+                        const RunCalibrations& calibrations) {
   std::string out =
       "run_id,method,task,category,status,cases_passed,cases_total,error_ratio,speedup,"
-      "triton_launches,wall_s,overhead_s\n";
+      "triton_launches,wall_s,overhead_s,kernel_share,best_roofline_fraction\n";
   for (const auto& r : results) {
-    std::string detail;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f}\n", r.run_id, r.method, r.task,
-                    r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
-                    r.speedup ? fmt::format("{:.4f}", *r.speedup) : "", r.triton_launches, r.wall_s,
-                    r.overhead_s);
+    const auto roofline = best_roofline(r, calibration_of(calibrations, r.run_id));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\n", r.run_id, r.method,
+                       r.task, r.category, r.status, r.cases_passed, r.cases_total,
+                       ratio_text(r.error_ratio), opt(r.speedup, "{:.4f}", ""), r.triton_launches,
+                       r.wall_s, r.overhead_s, opt(r.kernel_share, "{:.4f}", ""),
+                       opt(roofline, "{:.4f}", ""));
   }
   return out;
 }

@@ -41,8 +41,10 @@ std::optional<double> best_roofline(const store::Result& r, const store::Calibra
 std::string results_table(const std::vector<store::Result>& results,
                           const RunCalibrations& calibrations = {});
 
-/// Results as CSV with a header row (schema: docs/results-schema.md).
-std::string results_csv(const std::vector<store::Result>& results);
+/// Results as CSV, one row per job under a header row naming the columns (new columns are
+/// added at the end); the roofline column is against each run's calibration, empty without one.
+std::string results_csv(const std::vector<store::Result>& results,
+                        const RunCalibrations& calibrations = {});
 
 /// Results as a JSON document with a schema version, per-case details (achieved FLOP/s and
 /// bytes/s, roofline fraction) and each run's fingerprint and calibration.

@@ -1,5 +1,7 @@
 """`kbx calibrate` end to end on the CPU, and roofline fractions in `kbx results` from it."""
 
+import csv
+import io
 import json
 import os
 import sqlite3
@@ -111,11 +113,18 @@ def test_results_report_roofline_against_the_calibration(kbx, tmp_path):
     assert "roofline against calibration 1 (cpu" in table
     assert "float32 cases are held to the fp32 peak" in table
 
+    rows = list(csv.DictReader(io.StringIO(
+        kbx("results", "--db", str(db), "--format", "csv", check=True).stdout)))
+    assert float(rows[0]["best_roofline_fraction"]) == pytest.approx(bound / 1e-3, rel=1e-3)
+
     kbx("import", "dir", str(ROOT / "solutions" / "expert"), "--method", "x", "--db",
         str(timed_only))  # only to create a database of this kbx's schema
     _add_timed_result(timed_only, fingerprint)
     table = kbx("results", "--db", str(timed_only), "--method", "m", check=True).stdout
     assert "no calibration: run kbx calibrate" in table
+    rows = list(csv.DictReader(io.StringIO(
+        kbx("results", "--db", str(timed_only), "--format", "csv", check=True).stdout)))
+    assert rows[0]["best_roofline_fraction"] == ""
 
 
 def test_an_eval_run_shares_the_calibration_fingerprint(kbx, tmp_path):
