@@ -54,8 +54,9 @@ def _nvidia_smi(query):
     strings, or None without nvidia-smi."""
     try:
         argv = ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"]
-        if _visible_gpus():
-            argv.append("--id=" + ",".join(_visible_gpus()))
+        visible = _visible_gpus()
+        if visible:
+            argv.append("--id=" + ",".join(visible))
         out = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None

@@ -7,8 +7,8 @@ import triton.language as tl
 
 
 @triton.jit
-def _gemm_kernel(a, b, c, n, stride_bk, stride_bn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                 GROUP: tl.constexpr, ACC: tl.constexpr):
+def _gemm_kernel(a, b, c, n, stride_bk, stride_bn, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr, GROUP: tl.constexpr, ACC: tl.constexpr):
     pid = tl.program_id(0)
     tiles_m, tiles_n = n // BM, n // BN
     group_tiles = GROUP * tiles_n
@@ -36,5 +36,5 @@ def gemm(x, y, out, config):
     bm, bn, bk, warps, stages = config
     acc = tl.int32 if x.dtype == torch.int8 else tl.float32
     grid = ((n // bm) * (n // bn),)
-    _gemm_kernel[grid](x, y, out, n, y.stride(0), y.stride(1), BM=bm, BN=bn, BK=bk, GROUP=8, ACC=acc, num_warps=warps,
-                       num_stages=stages)
+    _gemm_kernel[grid](x, y, out, n, y.stride(0), y.stride(1), BM=bm, BN=bn, BK=bk, GROUP=8,
+                       ACC=acc, num_warps=warps, num_stages=stages)

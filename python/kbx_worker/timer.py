@@ -134,14 +134,15 @@ class CudaTimer:
         self.hold_ms = FIRST_HOLD_MS
 
     def _measure_cycles_per_ms(self):
-        torch.cuda.synchronize(self.device)
+        sync_all = _ORIGINALS["torch.cuda.synchronize"]
+        sync_all(self.device)
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         cycles = 2_000_000
         _ORIGINALS["torch.cuda.Event.record"](start)
         torch.cuda._sleep(cycles)
         _ORIGINALS["torch.cuda.Event.record"](end)
-        _ORIGINALS["torch.cuda.synchronize"](self.device)
+        sync_all(self.device)
         ms = _ORIGINALS["torch.cuda.Event.elapsed_time"](start, end)
         return cycles / ms if ms > 0 else 1e6
 

@@ -372,9 +372,13 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
   return std::nullopt;
 }
 
-/// The dtype a case computes in, for picking its roofline peak: the first floating-point
-/// output's, else the first output's ("" when it returns no tensor).
+/// The dtype a case computes in, for picking its roofline peak: the one its cost model names
+/// (`cost()["compute"]`), else the first floating-point output's, else the first output's (""
+/// when it returns no tensor).
 std::string compute_dtype(const json& ref_ev) {
+  if (ref_ev.contains("cost") && ref_ev["cost"].contains("compute")) {
+    return ref_ev["cost"].value("compute", "");
+  }
   std::string first;
   for (const auto& leaf : ref_ev.value("outputs", json::array())) {
     const std::string d = leaf.value("dtype", "");
@@ -405,9 +409,7 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& 
     cr.flops = ref_ev["cost"].value("flops", 0.0);
     cr.bytes = ref_ev["cost"].value("bytes", 0.0);
   }
-  cr.dtype = ref_ev.contains("cost") && ref_ev["cost"].contains("compute")
-                 ? ref_ev["cost"].value("compute", "")
-                 : compute_dtype(ref_ev);
+  cr.dtype = compute_dtype(ref_ev);
   cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
   if (ref_ev.contains("eager_probe_ms")) {  // the reference worker ran under the probe too
     cr.eager_event_samples = cr.eager_samples;

@@ -37,12 +37,11 @@ constexpr std::uint64_t kOverlapToleranceNs = 1000;
 
 }  // namespace
 
-CallRecords::CallRecords(const std::vector<probe::Record>& records) {
+CallRecords::CallRecords(const std::vector<probe::Record>& records)
+    : activity(probe::group_by_external_id(records)) {
   for (const auto& r : records) {
     if (r.kind == probe::Kind::Push || r.kind == probe::Kind::Pop) {
       markers[r.external_id].push_back(r);
-    } else if (r.is_activity() && r.external_id != 0) {
-      activity[r.external_id].push_back(r);
     } else if (r.is_timed() && r.external_id == 0) {
       untagged.push_back(r);
     }
