@@ -1,6 +1,7 @@
 """Reference mode: build each case's inputs, run the reference and its float64 shadow, save all.
 
-Output files per case, in the job's out_dir, named <case>.<role>.kbt:
+Output files per case, in the job's out_dir, named <case>.<role>.kbt (the inputs in in_dir, the
+only folder a candidate sees):
   in          the inputs, exactly as handed to every candidate
   ref         the reference's result at the task's dtypes
   ref_after   the inputs after the reference call (for tasks that update tensors in place)
@@ -46,13 +47,14 @@ def _run_case(ref, job, case, device, channel, timer):
     args = list(args)
     call, tensors = encode_call(args, kwargs)
     base = os.path.join(job["out_dir"], case.name)
+    in_base = os.path.join(job.get("in_dir") or job["out_dir"], case.name)
     save = ("full" if case.tier == "fresh" else case.tier) in job.get("save_tiers", job["tiers"])
 
     def write_kbt(path, named):  # a case of an unsaved tier runs, but nothing reads its files
         if save:
             tensorio.write_kbt(path, named)
 
-    write_kbt(base + ".in.kbt", tensors)
+    write_kbt(in_base + ".in.kbt", tensors)  # the one file candidates may read
     inputs_digest = tensorio.digest(tensors)
     shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
     before = {k: v.detach().clone() for k, v in tensors.items()}
@@ -114,6 +116,7 @@ def run(request, channel):
         t0 = time.perf_counter()
         try:
             os.makedirs(job["out_dir"], exist_ok=True)
+            os.makedirs(job.get("in_dir") or job["out_dir"], exist_ok=True)
             # PyTorch's own error, which scales the tolerance, follows the task's TF32 rule
             set_tf32(job.get("tf32", False))
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))

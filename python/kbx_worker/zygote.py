@@ -1,11 +1,13 @@
 """The warm parent: import torch, triton and the worker once, then fork one child per job.
 
-    python -m kbx_worker.zygote --socket-fd 3
+    python -I -c '<bootstrap>' --socket-fd 3   (a trusted process: isolated interpreter)
 
 The supervisor sends, over a SOCK_SEQPACKET socket, one message per job: JSON (id, env, cwd,
-isolate_network, max_file_bytes) with four descriptors attached (request, events, stdout,
-stderr). The parent forks; the child takes the sandbox's steps (own process group, new network
-namespace, rlimits, scrubbed environment, descriptors 0-4 only, and 5 for the probe's pipe) and runs the worker in place.
+isolate_network, max_file_bytes, probe, confine) with its descriptors attached (request, events,
+stdout, stderr, then the probe's pipe and the init-pid pipe when present). The parent forks; the
+child takes the sandbox's steps (own process group, rlimits, descriptors 0-4 only, 5 for the
+probe's pipe; then the confinement of confine.py: own uid and namespaces, a minimal filesystem)
+and runs the worker in place, with the scrubbed environment.
 The parent answers {"ev": "started", "id", "pid"} and, when a child ends, {"ev": "exit", "pid",
 "status"} with the raw wait status. CUDA is never touched here, only in the children.
 """
@@ -36,24 +38,35 @@ def _child(job, fds, sock):
         os.setpgid(0, 0)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
-        if job.get("isolate_network") and not _enter_network_namespace():
+        plan = job.get("confine")
+        if not plan and job.get("isolate_network") and not _enter_network_namespace():
             os._exit(121)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         limit = int(job.get("max_file_bytes", 0))
         if limit:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        os.chdir(job["cwd"])
         sock.close()  # first: it sits on descriptor 3, which the request pipe takes below
         devnull = os.open(os.devnull, os.O_RDONLY)
         high = [os.dup(fd) for fd in fds]  # out of the way of the targets below
+        targets = [3, 4, 1, 2]
+        if job.get("probe"):  # the probe's pipe, when the supervisor gave one
+            targets.append(5)
+        if plan:  # where the confinement reports its namespace's init pid
+            targets.append(plan["init_pid_fd"])
         os.dup2(devnull, 0)
-        os.dup2(high[2], 1)
-        os.dup2(high[3], 2)
-        os.dup2(high[0], 3)
-        os.dup2(high[1], 4)
-        if len(high) > 4:  # the probe's pipe, when the supervisor gave one
-            os.dup2(high[4], 5)
-        os.closerange(len(high) + 1, 4096)
+        for fd, target in zip(high, targets):
+            os.dup2(fd, target)
+        keep = set(targets) | {0}
+        for fd in range(3, 4096):
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if plan:  # from here on this process is PID 1 of its own namespaces, as the sandbox uid
+            from . import confine
+            confine.enter(plan)
+        os.chdir(job["cwd"])
         os.environ.clear()
         os.environ.update(job["env"])
         sys.argv = ["kbx_worker"]
@@ -76,10 +89,10 @@ def _send(sock, **msg):
     sock.send(json.dumps(msg).encode())
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser(prog="kbx_worker.zygote")
     p.add_argument("--socket-fd", type=int, required=True)
-    opts = p.parse_args()
+    opts = p.parse_args(argv)
     sock = socket.socket(fileno=opts.socket_fd)
     import numpy  # noqa: F401  (warm: the imports every worker needs)
     import torch  # noqa: F401
@@ -88,7 +101,7 @@ def main():
         import triton.language  # noqa: F401
     except Exception:
         pass
-    from . import candidate_mode, judge_mode, reference_mode  # noqa: F401
+    from . import candidate_mode, confine, judge_mode, reference_mode  # noqa: F401
     children = set()
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)
@@ -100,7 +113,7 @@ def main():
         if not ready:
             continue
         try:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 5)
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 6)
         except OSError:
             break
         if not data:

@@ -213,6 +213,13 @@ int doctor(const std::string& python_flag) {
   const auto& ab = sandbox::abilities();
   std::printf("sandbox: network namespace %s%s\n", ab.network_namespace ? "yes" : "no",
               ab.network_namespace ? "" : (" (" + ab.network_namespace_note + ")").c_str());
+  std::printf("sandbox: candidate isolation %s%s\n", sandbox::isolation_name(ab.isolation).c_str(),
+              ab.isolation == sandbox::Isolation::Full
+                  ? " (own uid; mount, PID, IPC, UTS, network namespaces; minimal filesystem)"
+                  : (" (" + ab.isolation_note + ")").c_str());
+  std::printf("sandbox: limits %s\n", ab.cgroup
+                                          ? "cgroup v2 (memory.max, pids.max)"
+                                          : ("rlimits only (" + ab.cgroup_note + ")").c_str());
   bool ok = true;
   try {
     auto py = sched::find_python(python_flag);
@@ -305,6 +312,13 @@ int main(int argc, char** argv) {
                    "seconds per candidate (default 600 on cuda, 900 on cpu)");
   eval->add_option("--work", work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
   eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
+  eval->add_flag("--allow-unisolated", ev.allow_unisolated,
+                 "run candidates even where kbx cannot confine them (not root): they then run "
+                 "with your rights, and the run is marked unisolated");
+  eval->add_option("--job-disk-mb", ev.job_disk_mb,
+                   "size cap of a candidate's folder (default: 4096 on cpu, 65536 on cuda)");
+  eval->add_option("--job-memory-mb", ev.job_memory_mb,
+                   "memory cap of a candidate (cgroup v2; default: half of the machine's)");
   std::vector<std::string> tier_list;
   eval->add_option("--tiers", tier_list,
                    "case tiers to run (edge,small,full; default: edge,small "

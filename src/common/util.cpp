@@ -124,3 +124,15 @@ std::filesystem::path kbx_home() {
 }
 
 }  // namespace kbx
+
+namespace kbx {
+
+std::uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0
+             ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+             : 0;
+}
+
+}  // namespace kbx

@@ -28,6 +28,9 @@ double monotonic_seconds();
 /// A 63-bit random seed from the OS.
 std::uint64_t random_seed();
 
+/// The machine's physical memory in bytes (sysconf).
+std::uint64_t physical_memory_bytes();
+
 /// Splits on a separator, dropping empty pieces.
 std::vector<std::string> split(std::string_view text, char sep);
 

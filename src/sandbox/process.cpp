@@ -67,13 +67,19 @@ struct Capture {
   }
 };
 
-[[noreturn]] void exec_child(const Spawn& s, const int fds[5]) {
+/// The child's side of a direct launch; argv and envp were built before the fork (nothing here
+/// allocates: the supervisor has other threads).
+[[noreturn]] void exec_child(const Spawn& s, const int fds[kLaunchFds], char* const argv[],
+                             char* const envp[]) {
   setpgid(0, 0);
-  if (s.limits.isolate_network && !enter_network_namespace()) _exit(kExitNoNetns);
+  // A confined child enters its namespaces itself (confine.py); the others may get a network
+  // namespace here.
+  if (s.confine.is_null() && s.limits.isolate_network && !enter_network_namespace())
+    _exit(kExitNoNetns);
   // Lift the pipe ends above the targets first, so no dup2 below clobbers another one
   // (and dup2 onto itself, which would keep close-on-exec, cannot happen).
-  int high[5];
-  for (int k = 0; k < 5; ++k) high[k] = fds[k] >= 0 ? fcntl(fds[k], F_DUPFD, 64) : -1;
+  int high[kLaunchFds];
+  for (int k = 0; k < kLaunchFds; ++k) high[k] = fds[k] >= 0 ? fcntl(fds[k], F_DUPFD, 64) : -1;
   int devnull = open("/dev/null", O_RDONLY);
   dup2(devnull, 0);
   dup2(high[2], 1);
@@ -81,22 +87,38 @@ struct Capture {
   dup2(high[0], kRequestFd);
   dup2(high[1], kEventFd);
   if (high[4] >= 0) dup2(high[4], kProbeFd);
+  if (high[5] >= 0) dup2(high[5], kInitPidFd);
   // dup2 clears close-on-exec on the targets; every other descriptor is closed.
-  for (int fd = high[4] >= 0 ? kProbeFd + 1 : kEventFd + 1; fd < 1024; ++fd) close(fd);
+  for (int fd = high[4] >= 0 ? kProbeFd + 1 : kEventFd + 1; fd < 1024; ++fd) {
+    if (fd != kInitPidFd || high[5] < 0) close(fd);
+  }
   rlimit core{0, 0};
   setrlimit(RLIMIT_CORE, &core);
   rlimit fsize{s.limits.max_file_bytes, s.limits.max_file_bytes};
   setrlimit(RLIMIT_FSIZE, &fsize);
   if (!s.cwd.empty() && chdir(s.cwd.c_str()) != 0) _exit(kExitExecFailed);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : s.env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  for (const auto& a : s.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execve(argv[0], argv.data(), envp.data());
+  execve(argv[0], argv, envp);
   _exit(kExitExecFailed);
+}
+
+/// Reads the init pid a confined child reports (a decimal number and a newline).
+void read_init_pid(int fd, std::string& text, pid_t& pid) {
+  char buf[32];
+  ssize_t n = read(fd, buf, sizeof buf);
+  if (n > 0) text.append(buf, static_cast<size_t>(n));
+  if (text.find('\n') != std::string::npos && pid == 0) {
+    try {
+      pid = static_cast<pid_t>(std::stol(text));
+    } catch (const std::exception&) {
+      pid = 0;
+    }
+  }
+}
+
+/// Kills a worker: its namespace's init (and so every process in the namespace) and its group.
+void kill_worker(pid_t pid, pid_t init_pid) {
+  if (init_pid > 0) kill(init_pid, SIGKILL);
+  kill(-pid, SIGKILL);
 }
 
 void parse_events(std::string& buffer, Outcome& out,
@@ -129,25 +151,6 @@ std::string Outcome::describe() const {
     case End::SpawnFailed: return "could not start the worker";
   }
   return "?";
-}
-
-const Abilities& abilities() {
-  static const Abilities probed = [] {
-    Abilities a;
-    pid_t pid = fork();
-    if (pid == 0) _exit(enter_network_namespace() ? 0 : 1);
-    int status = 0;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-        WEXITSTATUS(status) == 0) {
-      a.network_namespace = true;
-    } else {
-      a.network_namespace_note =
-          "unshare(CLONE_NEWNET) refused (no root and no unprivileged user namespaces): "
-          "workers keep the host's network";
-    }
-    return a;
-  }();
-  return probed;
 }
 
 std::map<std::string, std::string> scrubbed_environment(
@@ -186,9 +189,16 @@ namespace {
 
 class DirectLauncher : public Launcher {
  public:
-  pid_t launch(const Spawn& s, const int fds[5]) override {
+  pid_t launch(const Spawn& s, const int fds[kLaunchFds]) override {
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : s.env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp, argv;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (const auto& a : s.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     pid_t pid = fork();
-    if (pid == 0) exec_child(s, fds);
+    if (pid == 0) exec_child(s, fds, argv.data(), envp.data());
     if (pid > 0) setpgid(pid, pid);  // also done in the child; whichever runs first wins
     return pid;
   }
@@ -214,10 +224,19 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   s.limits.isolate_network = s.limits.isolate_network && abilities().network_namespace;
   out.network_isolated = s.limits.isolate_network;
   Pipe req, ev, sout, serr;
-  std::optional<Pipe> probe;
+  std::optional<Pipe> probe, init;
   if (s.probe_pipe) probe.emplace();
+  if (!s.confine.is_null()) {
+    init.emplace();
+    s.confine["init_pid_fd"] = kInitPidFd;
+  }
   const double t0 = monotonic_seconds();
-  const int child_fds[5] = {req.read, ev.write, sout.write, serr.write, probe ? probe->write : -1};
+  const int child_fds[kLaunchFds] = {req.read,
+                                     ev.write,
+                                     sout.write,
+                                     serr.write,
+                                     probe ? probe->write : -1,
+                                     init ? init->write : -1};
   pid_t pid = launcher.launch(s, child_fds);
   for (int fd : child_fds) {
     if (fd >= 0) close(fd);
@@ -225,6 +244,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   if (pid < 0) {
     close(req.write), close(ev.read), close(sout.read), close(serr.read);
     if (probe) close(probe->read);
+    if (init) close(init->read);
     out.end = Outcome::End::SpawnFailed;
     return out;
   }
@@ -236,18 +256,20 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
 
   Capture cap_out(s.limits.keep_output_bytes), cap_err(s.limits.keep_output_bytes);
   std::string ev_buffer;
-  int open_fds[4] = {ev.read, sout.read, serr.read, probe ? probe->read : -1};
+  int open_fds[5] = {ev.read, sout.read, serr.read, probe ? probe->read : -1,
+                     init ? init->read : -1};
+  std::string init_text;
   bool exited = false, timed_out = false;
   int status = 0;
   char buf[65536];
   while (true) {
     if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
-      kill(-pid, SIGKILL);  // stragglers the worker left behind would hold the pipes open
+      kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
     }
     const double elapsed = monotonic_seconds() - t0;
     if (!exited && elapsed > s.limits.wall_seconds) {
-      kill(-pid, SIGKILL);
+      kill_worker(pid, out.init_pid);
       timed_out = true;
     }
     std::vector<pollfd> fds;
@@ -272,6 +294,17 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         if (n > 0) request_sent += static_cast<size_t>(n);
         if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
         if (request_sent >= s.request.size()) close(request_fd), request_fd = -1;
+        continue;
+      }
+      if (init && p.fd == init->read) {
+        const size_t before = init_text.size();
+        read_init_pid(p.fd, init_text, out.init_pid);
+        if (init_text.size() == before || init_text.size() > 64) {
+          close(init->read);
+          for (int& fd : open_fds) {
+            if (fd == p.fd) fd = -1;
+          }
+        }
         continue;
       }
       ssize_t n = read(p.fd, buf, sizeof buf);
@@ -301,7 +334,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   }
   if (request_fd >= 0) close(request_fd);
   if (!exited) status = launcher.reap(pid);
-  kill(-pid, SIGKILL);
+  kill_worker(pid, out.init_pid);
   ev_buffer += '\n';
   parse_events(ev_buffer, out, on_event);
   out.wall_seconds = monotonic_seconds() - t0;

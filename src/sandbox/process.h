@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/confine.h"
+
 namespace kbx::sandbox {
 
 /// What a worker process may do and see.
@@ -26,7 +28,15 @@ struct Spawn {
   /// Gives the child a pipe on fd 5 whose bytes the supervisor keeps (Outcome::probe_bytes):
   /// the timing probe's records, which the child cannot take back once written.
   bool probe_pipe = false;
+  /// The confinement plan (sandbox/confine.h) a candidate worker carries out before any of its
+  /// code runs; null for trusted workers. With a plan, the child gets a pipe on kInitPidFd on
+  /// which it reports the host pid of its namespace's init, which the supervisor kills at the
+  /// end of the job (and with it every process in the namespace).
+  nlohmann::json confine;
 };
+
+/// The descriptor on which a confined child reports its namespace init's pid.
+inline constexpr int kInitPidFd = 9;
 
 /// How a worker process ended, with what it said.
 struct Outcome {
@@ -35,6 +45,8 @@ struct Outcome {
   int exit_code = 0;
   int signal = 0;
   bool network_isolated = false;
+  pid_t init_pid = 0;  ///< host pid of a confined worker's namespace init (0: none reported)
+  bool memory_limit_hit = false;  ///< the job's cgroup killed a process for memory
   double wall_seconds = 0;
   std::string stdout_kept;  ///< head (and tail, if long) of what it printed
   std::string stderr_kept;
@@ -52,23 +64,18 @@ struct Outcome {
 /// Most bytes of probe records kept per worker.
 inline constexpr size_t kMaxProbeBytes = size_t{1} << 30;
 
-/// What the sandbox can do on this machine (probed once by forking a test child).
-struct Abilities {
-  bool network_namespace = false;
-  std::string network_namespace_note;  ///< why not, when it cannot
-};
-
-const Abilities& abilities();
+/// How many descriptors a Launcher hands to a child.
+inline constexpr int kLaunchFds = 6;
 
 /// Starts sandboxed processes and collects their exit status: by fork/exec (the default), or
 /// through a warm parent that has its imports done (sandbox/warm.h).
 class Launcher {
  public:
   virtual ~Launcher() = default;
-  /// Starts spawn with fds[0..4] as its request, event, stdout, stderr and probe descriptors
-  /// (fds[4] is -1 without a probe pipe); returns the pid (also its process group), or -1 when
-  /// it could not start.
-  virtual pid_t launch(const Spawn& spawn, const int fds[5]) = 0;
+  /// Starts spawn with fds[0..5] as its request, event, stdout, stderr, probe and init-pid
+  /// descriptors (fds[4] and fds[5] are -1 when unused); returns the pid (also its process
+  /// group), or -1 when it could not start.
+  virtual pid_t launch(const Spawn& spawn, const int fds[kLaunchFds]) = 0;
   /// True (with the wait status) once the process has ended.
   virtual bool try_reap(pid_t pid, int* status) = 0;
   /// Waits for the process to end; returns its wait status.

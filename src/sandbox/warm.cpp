@@ -20,11 +20,19 @@ constexpr auto kStartWait = std::chrono::seconds(60);
 
 }  // namespace
 
-WarmParent::WarmParent(const std::string& python, const std::map<std::string, std::string>& env) {
+WarmParent::WarmParent(const std::vector<std::string>& argv_in,
+                       const std::map<std::string, std::string>& env,
+                       const std::filesystem::path& cwd) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
-  std::vector<std::string> env_strings;
+  // Everything the child needs is built before the fork: no allocation happens after it.
+  std::vector<std::string> env_strings, args = argv_in;
   for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = fork();
   if (pid_ == 0) {
     setpgid(0, 0);
@@ -34,12 +42,7 @@ WarmParent::WarmParent(const std::string& python, const std::map<std::string, st
     dup2(devnull, 0);
     dup2(devnull, 1);  // its children get their own stdout; the parent itself prints nothing
     for (int fd = kSocketFd + 1; fd < 1024; ++fd) close(fd);
-    std::vector<char*> envp, argv;
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    std::string a0 = python, a1 = "-m", a2 = "kbx_worker.zygote", a3 = "--socket-fd", a4 = "3";
-    for (auto* a : {&a0, &a1, &a2, &a3, &a4}) argv.push_back(a->data());
-    argv.push_back(nullptr);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -91,7 +94,7 @@ void WarmParent::read_messages() {
   cv_.notify_all();
 }
 
-pid_t WarmParent::launch(const Spawn& s, const int fds[5]) {
+pid_t WarmParent::launch(const Spawn& s, const int fds[kLaunchFds]) {
   long id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -103,11 +106,18 @@ pid_t WarmParent::launch(const Spawn& s, const int fds[5]) {
                         {"cwd", s.cwd.string()},
                         {"argv", s.argv},
                         {"isolate_network", s.limits.isolate_network},
-                        {"max_file_bytes", s.limits.max_file_bytes}};
+                        {"max_file_bytes", s.limits.max_file_bytes},
+                        {"probe", fds[4] >= 0},
+                        {"confine", s.confine}};
+  if (!s.confine.is_null()) req["confine"]["init_pid_fd"] = kInitPidFd;
   const std::string text = req.dump();
   iovec iov{const_cast<char*>(text.data()), text.size()};
-  const int nfds = fds[4] >= 0 ? 5 : 4;  // the probe pipe travels only when there is one
-  char control[CMSG_SPACE(5 * sizeof(int))] = {};
+  int sent[kLaunchFds];  // the probe and init pipes travel only when there are some
+  int nfds = 0;
+  for (int k = 0; k < kLaunchFds; ++k) {
+    if (fds[k] >= 0) sent[nfds++] = fds[k];
+  }
+  char control[CMSG_SPACE(kLaunchFds * sizeof(int))] = {};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -117,7 +127,7 @@ pid_t WarmParent::launch(const Spawn& s, const int fds[5]) {
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
   cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-  std::memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+  std::memcpy(CMSG_DATA(cm), sent, nfds * sizeof(int));
   {
     std::lock_guard<std::mutex> lock(mu_);  // one message at a time on the socket
     if (sendmsg(sock_, &msg, MSG_NOSIGNAL) < 0) return -1;

@@ -16,14 +16,16 @@ namespace kbx::sandbox {
 /// group and descriptors as directly started ones; CUDA is first touched in the child.
 class WarmParent : public Launcher {
  public:
-  /// Starts the parent with python (absolute path) and env; `ok()` says whether it came up.
-  WarmParent(const std::string& python, const std::map<std::string, std::string>& env);
+  /// Starts the parent (argv: the interpreter's absolute path, its flags and the zygote module,
+  /// ending in "--socket-fd 3") with env in cwd; `ok()` says whether it came up.
+  WarmParent(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+             const std::filesystem::path& cwd);
   ~WarmParent() override;
   WarmParent(const WarmParent&) = delete;
   WarmParent& operator=(const WarmParent&) = delete;
 
   bool ok() const;
-  pid_t launch(const Spawn& spawn, const int fds[5]) override;
+  pid_t launch(const Spawn& spawn, const int fds[kLaunchFds]) override;
   bool try_reap(pid_t pid, int* status) override;
   int reap(pid_t pid) override;
 

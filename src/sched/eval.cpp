@@ -63,6 +63,8 @@ std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suit
 json environment_of(const json& hello, const WorkerEnv& env) {
   const auto& ab = sandbox::abilities();
   json e = hello.is_null() ? json::object() : hello;
+  e["sandbox"] = ab.describe();
+  e["sandbox"]["candidates_confined"] = env.confine;
   e.erase("ev");
   e.erase("pid");
   e["kbx_version"] = KBX_VERSION;
@@ -146,7 +148,45 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
   }
 }
 
+/// A scratch folder of this process alone: the run, the database and a random nonce in its name.
+fs::path unique_work_dir(const EvalOptions& o, std::int64_t run_id, const std::string& key) {
+  const fs::path root = o.work_root.empty() ? default_work_root() : o.work_root;
+  const std::string db_tag =
+      sha256_hex(fs::absolute(o.db).lexically_normal().string()).substr(0, 8);
+  const fs::path dir = root / fmt::format("run-{}-{}-{}-{:08x}", run_id, key.substr(0, 8), db_tag,
+                                          random_seed() & 0xffffffffULL);
+  fs::create_directories(root);
+  if (!fs::create_directory(dir)) throw Error("scratch folder " + dir.string() + " already exists");
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  return dir;
+}
+
+/// Refuses to run candidates unconfined unless asked to; says what protects them.
+bool decide_confinement(const EvalOptions& o, bool private_mounts) {
+  const auto& ab = sandbox::abilities();
+  if (ab.isolation == sandbox::Isolation::Full && private_mounts) {
+    say("sandbox: candidates run confined (own uid; mount, PID, IPC, network namespaces; minimal "
+        "filesystem; " +
+        std::string(ab.cgroup ? "cgroup v2 limits" : "rlimits, no cgroup v2: " + ab.cgroup_note) +
+        ")");
+    return true;
+  }
+  const std::string why =
+      ab.isolation_note.empty() ? "no private mount namespace for kbx" : ab.isolation_note;
+  if (!o.allow_unisolated) {
+    throw Error("this machine cannot confine candidates (" + why +
+                "); run kbx as root, or pass --allow-unisolated to run them with the "
+                "invoking user's rights (every result of the run is then marked unisolated)");
+  }
+  say("sandbox: WARNING: candidates are NOT confined (" + why + "); --allow-unisolated given, " +
+      "the run is marked unisolated" +
+      (ab.network_namespace ? " (they still get a network namespace)" : ""));
+  return false;
+}
+
 int run_eval(const EvalOptions& o) {
+  // First, before any thread exists: kbx's own mount namespace, where job folders are mounted.
+  const bool private_mounts = sandbox::enter_private_mount_namespace();
   if (o.device != "cpu" && o.device != "cuda") throw Error("--device must be cpu or cuda");
   if (o.track != "triton" && o.track != "any") throw Error("--track must be triton or any");
   const suite::Suite suite = suite::load_suite(o.suite_root);
@@ -159,6 +199,10 @@ int run_eval(const EvalOptions& o) {
   }
 
   WorkerEnv env;
+  env.confine = decide_confinement(o, private_mounts);
+  env.job_disk_bytes =
+      o.job_disk_mb ? o.job_disk_mb << 20 : (o.device == "cpu" ? 4ULL << 30 : 64ULL << 30);
+  env.job_memory_bytes = o.job_memory_mb ? o.job_memory_mb << 20 : physical_memory_bytes() / 2;
   env.python = find_python(o.python);
   env.device = o.device;
   env.timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.device == "cpu" ? 900 : 600);
@@ -187,15 +231,14 @@ int run_eval(const EvalOptions& o) {
         {"timeout_s", env.timeout_s},
         {"jobs", o.jobs},
         {"time", o.time},
+        {"isolation", env.confine ? "confined" : "unisolated"},
         {"candidates",
          o.candidates}}.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);
     run = db.find_run(key);
   }
-  env.work_dir = (o.work_root.empty() ? default_work_root() : o.work_root) /
-                 ("run-" + std::to_string(run->id) + "-" + key.substr(0, 8));
-  fs::create_directories(env.work_dir);
+  env.work_dir = unique_work_dir(o, run->id, key);
 
   std::vector<store::Candidate> pending;
   for (auto& c : cands) {
@@ -220,8 +263,11 @@ int run_eval(const EvalOptions& o) {
   std::unique_ptr<sandbox::WarmParent> warm;
   WorkerEnv cand_env = env;
   if (o.warm) {
-    warm = std::make_unique<sandbox::WarmParent>(env.python.path,
-                                                 worker_environment(env, env.work_dir));
+    const fs::path home = env.work_dir / "trusted" / "warm-parent";
+    fs::create_directories(home);
+    warm = std::make_unique<sandbox::WarmParent>(
+        trusted_argv(env.python, "kbx_worker.zygote", {"--socket-fd", "3"}),
+        worker_environment(env, home), home);
     if (warm->ok()) cand_env.launcher = warm.get();
   }
   JobSettings st;
@@ -242,8 +288,14 @@ int run_eval(const EvalOptions& o) {
     std::vector<ReferenceJob> ref_jobs;
     for (size_t k = first; k < std::min(task_order.size(), first + chunk); ++k) {
       const suite::Task* t = task_of.at(task_order[k]);
-      ref_jobs.push_back(
-          {t, run->seed, "ref", tiers, env.work_dir / "ref" / t->category / t->name, {}});
+      ref_jobs.push_back({t,
+                          run->seed,
+                          "ref",
+                          tiers,
+                          env.work_dir / "ref" / t->category / t->name,
+                          {},
+                          false,
+                          env.work_dir / "inputs" / t->category / t->name});
     }
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
     for (auto& job : ref_jobs) {
@@ -305,11 +357,16 @@ int run_eval(const EvalOptions& o) {
     for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
     for (auto& th : lanes) th.join();
     if (!o.keep_files) {
-      for (const auto& j : ref_jobs) fs::remove_all(j.out_dir);
+      for (const auto& j : ref_jobs) fs::remove_all(j.out_dir), fs::remove_all(j.in_dir);
     }
   }
   if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
+  warm.reset();
+  if (!o.keep_files) {
+    std::error_code ec;
+    fs::remove_all(env.work_dir, ec);
+  }
   say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id,
                   o.db.string()));
   return harness_errors ? 2 : 0;

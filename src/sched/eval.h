@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -24,10 +25,13 @@ struct EvalOptions {
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
   bool keep_files = false;
   bool time = true;
-  bool warm = true;                ///< fork candidates from a warm parent (imports done once)
-  std::vector<std::string> tiers;  ///< case tiers to run; empty: the device's default
-  bool compile_baseline = false;   ///< also time torch.compile of each reference (GPU)
-  bool retime_baselines = false;   ///< time baselines again even when cached for this machine
+  bool warm = true;                 ///< fork candidates from a warm parent (imports done once)
+  std::vector<std::string> tiers;   ///< case tiers to run; empty: the device's default
+  bool compile_baseline = false;    ///< also time torch.compile of each reference (GPU)
+  bool retime_baselines = false;    ///< time baselines again even when cached for this machine
+  bool allow_unisolated = false;    ///< run candidates even where they cannot be confined
+  std::uint64_t job_disk_mb = 0;    ///< a job folder's size cap; 0: 4 GiB on cpu, 64 GiB on cuda
+  std::uint64_t job_memory_mb = 0;  ///< a job's memory cap (cgroup); 0: half the machine's
 };
 
 /// Runs `kbx eval`; returns the process exit code (0 when every job got a verdict).

@@ -1,6 +1,7 @@
 #include "sched/evaluate.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -38,11 +39,18 @@ Status status_of_error(const json& err) {
   return Status::RuntimeError;
 }
 
+/// confine.py's exit code when it could not confine the worker.
+constexpr int kExitConfineFailed = 123;
+
 /// The process-level outcome as a status, when it is a failure (else Passed).
 std::pair<Status, std::string> process_failure(const sandbox::Outcome& o) {
   using End = sandbox::Outcome::End;
   if (o.end == End::TimedOut) return {Status::Timeout, o.describe() + "; process group killed"};
   if (o.end == End::SpawnFailed) return {Status::HarnessError, "could not start the worker"};
+  if (o.end == End::Exited && o.exit_code == kExitConfineFailed &&
+      first_event(o, "hello").is_null())
+    return {Status::HarnessError, "could not confine the worker (before any candidate code ran)"};
+  if (o.memory_limit_hit) return {Status::Oom, "killed by the job's memory limit (cgroup)"};
   if (o.end == End::Signaled) return {Status::Crash, "killed by " + o.describe()};
   if (!o.protocol_error.empty()) return {Status::Crash, o.protocol_error};
   if (first_event(o, "done").is_null()) {
@@ -76,7 +84,7 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
     const std::string name = ev.value("case", "");
     json c = {{"name", name},
               {"tier", ev.value("tier", "")},
-              {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
+              {"inputs", fs::absolute(ref.in_dir / (name + ".in.kbt")).string()},
               {"call", ev.at("call")},
               {"out_prefix", fs::absolute(job_dir / name).string()}};
     if (ev.contains("fresh_of")) c["fresh_of"] = ev["fresh_of"];
@@ -114,7 +122,7 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
     jobs.push_back({{"case", name},
                     {"task_dir", fs::absolute(task.dir).string()},
                     {"entry", task.entry},
-                    {"inputs", fs::absolute(ref.dir / (name + ".in.kbt")).string()},
+                    {"inputs", fs::absolute(ref.in_dir / (name + ".in.kbt")).string()},
                     {"call", ev.at("call")},
                     {"structure", cand_cases.at(name).value("structure", "single")},
                     {"out_a", fs::absolute(job_dir / (name + ".cand.kbt")).string()},
@@ -126,8 +134,12 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   judge_env.isolate_network = false;
   judge_env.launcher = nullptr;  // the judge is trusted code in a process of its own
   judge_env.probe_lib.clear();
-  auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}},
-                      job_dir / "judge");
+  // Its folder is the supervisor's, never one the candidate could have written into.
+  const fs::path judge_dir = env.work_dir / "trusted" / ("judge-" + job_dir.filename().string());
+  auto o =
+      run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}}, judge_dir);
+  std::error_code ec;
+  fs::remove_all(judge_dir, ec);
   for (const auto& e : o.events) {
     if (e.value("ev", "") == "judged") verdicts[e.value("case", "")] = e;
   }
@@ -197,8 +209,8 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
                                   const suite::Task& task, const std::string& device) {
   const std::string name = ref_ev.value("case", "");
   try {
-    return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev}, task.contract,
-                               device, ref_ev.value("random", false));
+    return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev, ref.in_dir / name},
+                               task.contract, device, ref_ev.value("random", false));
   } catch (const std::exception& ex) {
     verdict::CaseVerdict v;
     v.status = Status::HarnessError;
@@ -454,16 +466,18 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (cand.source.find_first_not_of(" \t\r\n") == std::string::npos) {
     return finish(Status::BadInput, cand.origin + ": source is empty");
   }
-  fs::remove_all(job_dir);
-  fs::create_directories(job_dir);
+  // The candidate's own folder: a size-capped tmpfs owned by a uid of its own when confined.
+  const uid_t uid = env.confine ? sandbox::fresh_sandbox_uid() : geteuid();
+  sandbox::JobFolder folder(job_dir, uid, env.job_disk_bytes, env.confine);
+  if (st.keep_files) folder.keep();
   const fs::path source_path = job_dir / (task.name + ".py");
   write_file(source_path, cand.source);
 
   const json request = build_request(env, st, task, ref, source_path, job_dir);
   const double t_spawn = monotonic_seconds();
   EarlyComparisons early;
-  sandbox::Outcome o =
-      run_worker(env, request, job_dir, compare_early(ref, job_dir, task, env.device, early));
+  sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
+                                            compare_early(ref, job_dir, task, env.device, early));
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
@@ -535,7 +549,6 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                  task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
                  w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
   }
-  if (!st.keep_files) fs::remove_all(job_dir);
 
   if (!w.tampered.empty() && first_fail == Status::Passed) {
     std::string names;

@@ -68,6 +68,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
     const std::string key = job.task->id() + "|" + job.label;
     ReferenceCases& rc = out[key];
     rc.dir = job.out_dir;
+    rc.in_dir = job.in_dir.empty() ? job.out_dir : job.in_dir;
     const fs::path done = job.out_dir / "cases.json";
     if (fs::exists(done)) {
       try {
@@ -79,6 +80,10 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
     }
     fs::remove_all(job.out_dir);
     fs::create_directories(job.out_dir);
+    if (rc.in_dir != rc.dir) {
+      fs::remove_all(rc.in_dir);
+      fs::create_directories(rc.in_dir);
+    }
     pending.push_back(
         {{"task", job.task->id()},
          {"task_dir", fs::absolute(job.task->dir).string()},
@@ -88,6 +93,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
          {"tiers", job.tiers},
          {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
          {"out_dir", fs::absolute(job.out_dir).string()},
+         {"in_dir", fs::absolute(rc.in_dir).string()},
          {"tf32", job.task->contract.tf32},
          {"fresh_twin", time_eager && env.device == "cuda"},
          {"compile_baseline", job.compile_baseline && time_eager},
@@ -120,7 +126,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
       *hello = ev;
     }
   };
-  const fs::path job_dir = env.work_dir / "reference-worker";
+  const fs::path job_dir = env.work_dir / "trusted" / "reference-worker";
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
   const bool finished = !first_event(o, "done").is_null();
   if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);

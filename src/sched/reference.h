@@ -12,7 +12,8 @@ namespace kbx::sched {
 
 /// The reference side of a task in a run: its case events and the folder of its files.
 struct ReferenceCases {
-  std::filesystem::path dir;
+  std::filesystem::path dir;     ///< reference outputs: never shown to a candidate
+  std::filesystem::path in_dir;  ///< the cases' inputs (<case>.in.kbt), read-only to candidates
   std::vector<nlohmann::json> cases;  ///< "case" events, in case order
   std::string error;                  ///< set when the reference failed
 };
@@ -26,6 +27,7 @@ struct ReferenceJob {
   std::filesystem::path out_dir;
   std::vector<std::string> save_tiers;  ///< tiers whose files are written; empty: all of tiers
   bool compile_baseline = false;        ///< also time torch.compile of the reference (full cases)
+  std::filesystem::path in_dir;         ///< where the inputs go; empty: out_dir
 };
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

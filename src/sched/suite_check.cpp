@@ -164,9 +164,9 @@ int run_suite_check(const CheckOptions& o) {
     std::vector<ReferenceJob> jobs;
     for (const auto* t : part) {
       fs::path d = env.work_dir / t->category / t->name;
-      jobs.push_back({t, seed1, "a", tiers, d / "a", repeat_tiers});
-      jobs.push_back({t, seed1, "b", repeat_tiers, d / "b", {}});
-      jobs.push_back({t, seed2, "c", repeat_tiers, d / "c", {}});
+      jobs.push_back({t, seed1, "a", tiers, d / "a", repeat_tiers, false, {}});
+      jobs.push_back({t, seed1, "b", repeat_tiers, d / "b", {}, false, {}});
+      jobs.push_back({t, seed2, "c", repeat_tiers, d / "c", {}, false, {}});
     }
     json hello;
     auto refs = run_references(env, jobs, false, &hello);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <optional>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -14,9 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// sys.executable of a python that imports torch, or "" when it does not.
-std::string probe_python(const std::string& candidate) {
-  std::string cmd = "'" + candidate + "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null";
+/// What a command printed, or "" when it failed.
+std::string command_output(const std::string& cmd) {
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return "";
   std::array<char, 4096> buf{};
@@ -24,7 +24,55 @@ std::string probe_python(const std::string& candidate) {
   while (fgets(buf.data(), buf.size(), p)) out += buf.data();
   int rc = pclose(p);
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (rc != 0 || out.empty()) return "";
+  return rc == 0 ? out : "";
+}
+
+/// sys.executable of a python that imports torch, or "" when it does not.
+std::string probe_python(const std::string& candidate) {
+  return command_output("'" + candidate +
+                        "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null");
+}
+
+/// The folders an interpreter runs from: its prefixes, the standard library, site-packages,
+/// and where torch and triton live.
+std::vector<fs::path> python_folders(const std::string& python) {
+  static const char* kQuery =
+      "import json, os, site, sys, sysconfig\n"
+      "p = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,\n"
+      "     os.path.dirname(os.path.realpath(sys.executable))]\n"
+      "p += list(sysconfig.get_paths().values()) + list(site.getsitepackages())\n"
+      "p += [x for x in sys.path if x and os.path.isdir(x)]\n"
+      "for m in (\"torch\", \"triton\", \"numpy\"):\n"
+      "    try:\n"
+      "        mod = __import__(m)\n"
+      "        p.append(os.path.dirname(os.path.dirname(os.path.realpath(mod.__file__))))\n"
+      "    except Exception:\n"
+      "        pass\n"
+      "print(json.dumps(sorted(set(os.path.realpath(x) for x in p))))\n";
+  const std::string out = command_output("'" + python + "' -I -c '" + std::string(kQuery) + "'");
+  std::vector<fs::path> folders;
+  try {
+    for (const auto& f : nlohmann::json::parse(out)) folders.emplace_back(f.get<std::string>());
+  } catch (const std::exception&) {
+    throw Error("cannot read the folders of " + python + " (python -I -c ... failed)");
+  }
+  // A folder that holds everything (a prefix of "/") would undo the minimal view.
+  std::erase_if(folders, [](const fs::path& f) { return f == "/" || f.parent_path() == "/"; });
+  return folders;
+}
+
+/// Host folders of the CUDA toolkit and libraries the worker's environment names.
+std::vector<fs::path> cuda_folders(const std::map<std::string, std::string>& env) {
+  std::vector<fs::path> out;
+  for (const char* key : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (auto it = env.find(key); it != env.end() && !it->second.empty())
+      out.emplace_back(it->second);
+  }
+  if (auto it = env.find("LD_LIBRARY_PATH"); it != env.end()) {
+    for (const auto& d : split(it->second, ':')) {
+      if (!d.empty()) out.emplace_back(d);
+    }
+  }
   return out;
 }
 
@@ -34,12 +82,12 @@ Python find_python(const std::string& flag) {
   if (!flag.empty()) {
     std::string exe = probe_python(flag);
     if (exe.empty()) throw Error("--python " + flag + ": cannot run it or it cannot import torch");
-    return {exe, "--python"};
+    return {exe, "--python", python_folders(exe)};
   }
   if (const char* env = std::getenv("KBX_PYTHON"); env && *env) {
     std::string exe = probe_python(env);
     if (exe.empty()) throw Error(std::string("KBX_PYTHON=") + env + ": cannot import torch");
-    return {exe, "KBX_PYTHON"};
+    return {exe, "KBX_PYTHON", python_folders(exe)};
   }
   std::string tried;
   const char* path = std::getenv("PATH");
@@ -47,7 +95,7 @@ Python find_python(const std::string& flag) {
     fs::path cand = fs::path(dir) / "python3";
     if (access(cand.c_str(), X_OK) != 0) continue;
     std::string exe = probe_python(cand.string());
-    if (!exe.empty()) return {exe, "PATH"};
+    if (!exe.empty()) return {exe, "PATH", python_folders(exe)};
     tried += " " + cand.string();
   }
   throw Error("no Python with torch found (tried --python, KBX_PYTHON, and python3 on PATH:" +
@@ -71,16 +119,17 @@ fs::path find_probe_library() {
   return {};
 }
 
-std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
-                                                      const fs::path& job_dir) {
+std::map<std::string, std::string> worker_environment(const WorkerEnv& env, const fs::path& home) {
   std::map<std::string, std::string> overrides = {
       {"PYTHONPATH", (kbx_home() / "python").string()},
-      {"HOME", job_dir.string()},
-      {"TMPDIR", job_dir.string()},
+      {"HOME", home.string()},
+      {"TMPDIR", home.string()},
+      {"USER", "kbx"},
+      {"LOGNAME", "kbx"},
       {"PYTHONDONTWRITEBYTECODE", "1"},
       {"PYTHONUNBUFFERED", "1"},
       {"PYTHONHASHSEED", "0"},
-      {"TRITON_CACHE_DIR", (env.work_dir / "triton-cache").string()},
+      {"TRITON_CACHE_DIR", (home / ".triton-cache").string()},
   };
   if (env.device == "cpu") {
     overrides["TRITON_INTERPRET"] = "1";
@@ -93,20 +142,104 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
   return sandbox::scrubbed_environment(overrides);
 }
 
+std::vector<std::string> trusted_argv(const Python& python, const std::string& module,
+                                      const std::vector<std::string>& args) {
+  const std::string bootstrap = "import sys; sys.path.insert(0, " +
+                                nlohmann::json((kbx_home() / "python").string()).dump() +
+                                "); from " + module + " import main; sys.exit(main(sys.argv[1:]))";
+  std::vector<std::string> argv = {python.path, "-I", "-B", "-u", "-c", bootstrap};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
-                            const fs::path& job_dir,
+                            const fs::path& dir,
                             const std::function<void(const nlohmann::json&)>& on_event) {
-  fs::create_directories(job_dir);
+  fs::create_directories(dir);
   sandbox::Spawn spawn;
-  spawn.argv = {env.python.path, "-m", "kbx_worker", "--request-fd", "3", "--event-fd", "4"};
-  spawn.env = worker_environment(env, job_dir);
-  spawn.cwd = job_dir;
+  spawn.argv =
+      trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
+  spawn.env = worker_environment(env, dir);
+  spawn.cwd = dir;
+  spawn.request = request.dump();
+  spawn.limits.wall_seconds = env.timeout_s;
+  spawn.limits.isolate_network = false;  // trusted code
+  spawn.probe_pipe = env.device != "cpu" && !env.probe_lib.empty();
+  return sandbox::run(spawn, on_event);
+}
+
+namespace {
+
+/// The confinement plan of a candidate worker.
+sandbox::ConfinePlan candidate_plan(const WorkerEnv& env, const CandidateView& view,
+                                    const std::map<std::string, std::string>& worker_env) {
+  sandbox::ConfinePlan plan;
+  plan.uid = view.uid;
+  plan.gid = view.uid;
+  plan.root = view.job_dir.string() + ".root";
+  std::vector<fs::path> ro = sandbox::system_read_only_paths();
+  for (const auto& f : env.python.folders) ro.push_back(f);
+  for (const auto& f : cuda_folders(worker_env)) ro.push_back(f);
+  ro.push_back(kbx_home() / "python" / "kbx_worker");
+  ro.push_back(fs::absolute(view.task_dir));
+  ro.push_back(fs::absolute(view.inputs_dir));
+  if (!env.probe_lib.empty()) ro.push_back(env.probe_lib);
+  // The top-level links (/lib -> usr/lib) are kept as they are; the rest, outermost only.
+  std::vector<fs::path> links, folders;
+  for (const auto& p : ro) {
+    std::error_code ec;
+    (p.parent_path() == "/" && fs::is_symlink(p, ec) ? links : folders).push_back(p);
+  }
+  plan.read_only = links;
+  for (const auto& f : sandbox::outermost_existing(folders)) plan.read_only.push_back(f);
+  plan.read_write = {fs::absolute(view.job_dir)};
+  plan.devices = sandbox::device_nodes();
+  plan.cwd = fs::absolute(view.job_dir);
+  plan.tmp_bytes = std::min<std::uint64_t>(env.job_disk_bytes, 1ULL << 30);
+  if (env.device == "cpu" && !sandbox::abilities().cgroup && env.job_memory_bytes) {
+    plan.address_space = env.job_memory_bytes;  // no CUDA here, whose reservations it would break
+  }
+  return plan;
+}
+
+}  // namespace
+
+sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json& request,
+                                      const CandidateView& view,
+                                      const std::function<void(const nlohmann::json&)>& on_event) {
+  sandbox::Spawn spawn;
+  spawn.env = worker_environment(env, view.job_dir);
+  spawn.cwd = view.job_dir;
   spawn.request = request.dump();
   spawn.limits.wall_seconds = env.timeout_s;
   spawn.limits.isolate_network = env.isolate_network;
   spawn.probe_pipe = env.device != "cpu" && !env.probe_lib.empty();
-  return env.launcher ? sandbox::run(spawn, on_event, *env.launcher)
-                      : sandbox::run(spawn, on_event);
+  std::optional<sandbox::JobCgroup> cgroup;
+  std::optional<fs::path> root;
+  if (env.confine) {
+    spawn.env["TMPDIR"] = "/tmp";
+    sandbox::ConfinePlan plan = candidate_plan(env, view, spawn.env);
+    cgroup.emplace(view.job_dir.filename().string(),
+                   env.job_memory_bytes ? env.job_memory_bytes : (1ULL << 62), plan.nproc);
+    plan.cgroup = cgroup->path();
+    fs::create_directories(plan.root);
+    root = plan.root;
+    spawn.confine = plan.to_json();
+    spawn.confine["init_pid_fd"] = sandbox::kInitPidFd;
+    spawn.argv = trusted_argv(env.python, "kbx_worker.confine", {spawn.confine.dump()});
+    spawn.cwd = kbx_home();  // the cold start's own cwd, before it confines itself
+  } else {
+    spawn.argv =
+        trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
+  }
+  sandbox::Outcome o =
+      env.launcher ? sandbox::run(spawn, on_event, *env.launcher) : sandbox::run(spawn, on_event);
+  if (cgroup && cgroup->oom_killed()) o.memory_limit_hit = true;
+  if (root) {
+    std::error_code ec;
+    fs::remove(*root, ec);
+  }
+  return o;
 }
 
 bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* records,

@@ -12,6 +12,9 @@ namespace kbx::sched {
 struct Python {
   std::string path;    ///< absolute path of the interpreter
   std::string chosen;  ///< "--python", "KBX_PYTHON" or "PATH"
+  /// The folders it runs from (prefixes, standard library, site-packages), which a confined
+  /// worker sees read-only.
+  std::vector<std::filesystem::path> folders;
 };
 
 /// --python, else KBX_PYTHON, else the first python3 on PATH that imports torch.
@@ -29,21 +32,46 @@ struct WorkerEnv {
   /// The CUPTI probe loaded into GPU workers (CUDA_INJECTION64_PATH), its records read from
   /// their fd 5; empty: no probe, timing from CUDA events alone.
   std::filesystem::path probe_lib;
+  /// Candidates run confined (sandbox/confine.h): own uid, namespaces, minimal filesystem.
+  bool confine = false;
+  std::uint64_t job_disk_bytes = 4ULL << 30;  ///< a confined job folder's size cap
+  std::uint64_t job_memory_bytes = 0;         ///< a confined job's memory cap (cgroup); 0: none
+};
+
+/// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its
+/// task's folder and its case inputs; it runs as uid.
+struct CandidateView {
+  std::filesystem::path job_dir;
+  std::filesystem::path task_dir;
+  std::filesystem::path inputs_dir;
+  uid_t uid = 0;
 };
 
 /// libkbx_probe.so: $KBX_PROBE_LIB, else ../lib/ beside the kbx binary (an install prefix),
 /// else build/probe/ under kbx's home; empty when none exists or KBX_PROBE_LIB is "off".
 std::filesystem::path find_probe_library();
 
-/// The environment a worker of env gets, with job_dir as its HOME and TMPDIR.
+/// The environment a worker of env gets, with home as its HOME and TMPDIR.
 std::map<std::string, std::string> worker_environment(const WorkerEnv& env,
-                                                      const std::filesystem::path& job_dir);
+                                                      const std::filesystem::path& home);
 
-/// Runs `python -m kbx_worker` with a request in a sandboxed process whose cwd, HOME and
-/// TMPDIR are job_dir.
+/// The command line of a trusted Python process running `module`'s main(args): an isolated
+/// interpreter (-I: no cwd, PYTHONPATH or user site on sys.path) that imports kbx_worker
+/// from kbx's own tree only.
+std::vector<std::string> trusted_argv(const Python& python, const std::string& module,
+                                      const std::vector<std::string>& args);
+
+/// Runs a trusted worker (reference, judge, calibrate, hello) with a request, in dir (a folder
+/// no candidate can write), which is also its HOME and TMPDIR.
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
-                            const std::filesystem::path& job_dir,
+                            const std::filesystem::path& dir,
                             const std::function<void(const nlohmann::json&)>& on_event = {});
+
+/// Runs a candidate worker with a request: confined to view when env.confine, else in a new
+/// network namespace as the invoking user.
+sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json& request,
+                                      const CandidateView& view,
+                                      const std::function<void(const nlohmann::json&)>& on_event);
 
 /// The probe records a worker wrote to its fd 5. False (with *error) when the stream is invalid;
 /// a stream cut at Outcome's size bound still counts as valid, with the records it holds.

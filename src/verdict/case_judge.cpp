@@ -182,7 +182,7 @@ struct ReferenceSide {
 
 ReferenceSide read_reference_side(const CaseFiles& f) {
   ReferenceSide r;
-  r.in = read_tensor_file(with_role(f.ref_base, "in"));
+  r.in = read_tensor_file(with_role(f.in_base.empty() ? f.ref_base : f.in_base, "in"));
   r.ref_after = read_optional(with_role(f.ref_base, "ref_after"));
   r.shadow_after = read_optional(with_role(f.ref_base, "shadow_after"));
   r.ref =

@@ -11,10 +11,11 @@ namespace kbx::verdict {
 /// Files and metadata of one case: the reference side (from the reference worker) and the
 /// candidate side (from the candidate's worker). Paths are <base>.<role>.kbt.
 struct CaseFiles {
-  std::filesystem::path ref_base;   ///< .in .ref .ref_after .shadow .shadow_after
-  std::filesystem::path cand_base;  ///< .cand .cand_after
-  nlohmann::json ref_event;         ///< the reference worker's "case" event
-  nlohmann::json cand_event;        ///< the candidate worker's "case" event
+  std::filesystem::path ref_base;      ///< .ref .ref_after .shadow .shadow_after
+  std::filesystem::path cand_base;     ///< .cand .cand_after
+  nlohmann::json ref_event;            ///< the reference worker's "case" event
+  nlohmann::json cand_event;           ///< the candidate worker's "case" event
+  std::filesystem::path in_base = {};  ///< .in (the inputs' own folder); empty: ref_base
 };
 
 /// Judgement of one case.
