@@ -47,7 +47,8 @@ bool write_text(const fs::path& path, const std::string& text) {
 
 std::string cgroup_problem() {
   struct statfs st {};
-  if (statfs(kCgroupRoot.c_str(), &st) != 0 || static_cast<unsigned long>(st.f_type) != kCgroup2Magic)
+  if (statfs(kCgroupRoot.c_str(), &st) != 0 ||
+      static_cast<unsigned long>(st.f_type) != kCgroup2Magic)
     return "/sys/fs/cgroup is not a cgroup v2 hierarchy";
   if (geteuid() != 0) return "not root";
   const fs::path probe = kCgroupRoot / fmt::format("kbx-probe-{}", getpid());
@@ -79,7 +80,8 @@ nlohmann::json Abilities::describe() const {
     d["own_uid"] = true;
     d["namespaces"] = {"mount", "pid", "ipc", "uts", "network"};
     d["filesystem"] = "minimal: read-only system, Python and task; read-write job folder and /tmp";
-    d["limits"] = cgroup ? "cgroup v2 memory.max, pids.max" : "rlimits (nproc; address space on cpu)";
+    d["limits"] =
+        cgroup ? "cgroup v2 memory.max, pids.max" : "rlimits (nproc; address space on cpu)";
     d["job_folder"] = "size-capped tmpfs";
   } else {
     d["note"] = isolation_note;
@@ -92,9 +94,8 @@ nlohmann::json Abilities::describe() const {
 const Abilities& abilities() {
   static const Abilities probed = [] {
     Abilities a;
-    a.network_namespace = in_child([] {
-      return unshare(CLONE_NEWNET) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0;
-    });
+    a.network_namespace = in_child(
+        [] { return unshare(CLONE_NEWNET) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0; });
     if (!a.network_namespace) {
       a.network_namespace_note =
           "unshare(CLONE_NEWNET) refused (no root and no unprivileged user namespaces)";
@@ -140,8 +141,8 @@ nlohmann::json ConfinePlan::to_json() const {
 
 std::vector<fs::path> system_read_only_paths() {
   std::vector<fs::path> out;
-  for (const char* p : {"/usr", "/etc", "/sys", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-                        "/libx32"}) {
+  for (const char* p :
+       {"/usr", "/etc", "/sys", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
     std::error_code ec;
     if (fs::exists(fs::symlink_status(p, ec))) out.emplace_back(p);
   }
@@ -194,7 +195,8 @@ JobFolder::JobFolder(fs::path path, uid_t owner, std::uint64_t max_bytes, bool a
   fs::remove_all(path_, ec);
   fs::create_directories(path_);
   if (as_tmpfs) {
-    const std::string opts = fmt::format("size={},mode=0700,uid={},gid={}", max_bytes, owner, owner);
+    const std::string opts =
+        fmt::format("size={},mode=0700,uid={},gid={}", max_bytes, owner, owner);
     if (mount("tmpfs", path_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
       throw std::runtime_error(fmt::format("cannot mount the job folder {} as tmpfs: {}",
                                            path_.string(), std::strerror(errno)));

@@ -43,7 +43,7 @@ struct ConfinePlan {
   std::vector<std::filesystem::path> read_write;
   std::vector<std::filesystem::path> devices;
   std::uint64_t tmp_bytes = 1ULL << 30;  ///< size of its private /tmp and /dev/shm each
-  std::uint64_t nproc = 4096;            ///< RLIMIT_NPROC of its uid (threads count)
+  std::uint64_t nproc = 1024;            ///< RLIMIT_NPROC of its uid (threads count)
   std::uint64_t address_space = 0;       ///< RLIMIT_AS when no cgroup limits memory; 0: none
   std::filesystem::path cgroup;          ///< the job's cgroup folder, or empty
   std::filesystem::path cwd;             ///< where the worker starts (inside read_write)

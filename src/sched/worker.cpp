@@ -227,7 +227,6 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
     spawn.confine = plan.to_json();
     spawn.confine["init_pid_fd"] = sandbox::kInitPidFd;
     spawn.argv = trusted_argv(env.python, "kbx_worker.confine", {spawn.confine.dump()});
-    spawn.cwd = kbx_home();  // the cold start's own cwd, before it confines itself
   } else {
     spawn.argv =
         trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
