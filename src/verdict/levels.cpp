@@ -25,6 +25,11 @@ bool is_track_status(Status s) {
   return s == Status::StaticReject || s == Status::NoTritonLaunch || s == Status::Fallback;
 }
 
+bool is_job_wide(Status s) {
+  return s == Status::Fallback || s == Status::UnattributedWork || s == Status::TimingMismatch ||
+         s == Status::StaleResult;
+}
+
 bool in_level(Level level, const std::string& tier, bool in_kbx) {
   switch (level) {
     case Level::Strict: return true;
@@ -54,6 +59,16 @@ store::LevelVerdict grade(Level level, const std::vector<GradedCase>& cases, Sta
     if (!parse_status(c.result->status, &s) || s == Status::Passed) continue;
     if (status == Status::Passed) status = s;
     if (!is_track_status(s)) values_ok = false;
+  }
+  // What the timed cases showed about the candidate itself (a library doing the work, work
+  // hidden from the clock, results cached across calls) holds at every level, whether or not
+  // the timed cases belong to it.
+  for (const auto& c : cases) {
+    Status s = Status::Passed;
+    if (!c.result || !parse_status(c.result->status, &s) || !is_job_wide(s)) continue;
+    if (status == Status::Passed) status = s;
+    if (!is_track_status(s)) values_ok = false;
+    break;
   }
   if (missing) {
     values_ok = false;

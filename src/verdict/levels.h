@@ -32,11 +32,15 @@ struct GradedCase {
   const store::CaseResult* result = nullptr;  ///< null when the worker never got to it
 };
 
+/// A status the timed cases give about the candidate itself, whatever the inputs: fallback,
+/// unattributed_work, timing_mismatch, stale_result. It holds at every level.
+bool is_job_wide(Status s);
+
 /// True when a case of this tier and scope counts at `level`.
 bool in_level(Level level, const std::string& tier, bool in_kbx);
 
 /// The job at one level, from its cases' verdicts: the first failing case of the level (in
-/// case order) gives the status; else `job_status`, a failure not tied to a case (tampered
+/// case order) gives the status, else the first job-wide status (is_job_wide) of any case; else `job_status`, a failure not tied to a case (tampered
 /// timer, crash, an error that stopped the worker: it applies at every level; Passed when
 /// none); a level case that never ran fails with `job_status` (harness_error when none).
 /// `track_reject` (static_reject) overrides the status at every level, values aside. A task
