@@ -198,8 +198,8 @@ TEST(ProbeAnalysis, AttributionPerCall) {
   const Attribution first = attribute(groups.at(1), kTriton);
   EXPECT_EQ(first.candidate_ns, 20'000u);  // add_kernel on two streams
   EXPECT_EQ(first.library_ns, 0u);
-  EXPECT_EQ(first.glue_ns, 2'000u);        // aten fill: glue
-  EXPECT_EQ(first.copy_ns, 1'000u);        // memset: glue
+  EXPECT_EQ(first.glue_ns, 2'000u);  // aten fill: glue
+  EXPECT_EQ(first.copy_ns, 1'000u);  // memset: glue
   EXPECT_EQ(first.all_glue_ns(), 3'000u);
   EXPECT_EQ(first.kernel_ns(), 20'000u);
   EXPECT_DOUBLE_EQ(first.candidate_share(), 1.0);

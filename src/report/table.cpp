@@ -224,18 +224,18 @@ std::string level_mark(const store::LevelVerdict& l) {
 std::string results_table(const std::vector<store::Result>& results,
                           const RunCalibrations& calibrations) {
   const bool roofline = any_calibrated(results, calibrations);
-  std::string out = fmt::format("{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
-                                "method", "task", "status", "strict", "core", "kbx", "cases",
-                                "err.ratio", "speedup", "glue", "best GB/s");
+  std::string out = fmt::format(
+      "{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}", "method", "task",
+      "status", "strict", "core", "kbx", "cases", "err.ratio", "speedup", "glue", "best GB/s");
   out += roofline ? fmt::format(" {:>9}\n", "roofline") : "\n";
   std::map<std::string, Summary> per_method;
   std::map<std::string, std::array<int, 6>> per_level;  // passed and values-right per level
   for (const auto& r : results) {
-    out += fmt::format(
-        "{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}", r.method, r.task,
-        r.status, level_mark(r.strict), level_mark(r.core), level_mark(r.kbx),
-        fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
-        opt(r.speedup, "{:.2f}x"), percent(r.glue_share), opt(best_gbps(r), "{:.0f}"));
+    out += fmt::format("{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
+                       r.method, r.task, r.status, level_mark(r.strict), level_mark(r.core),
+                       level_mark(r.kbx), fmt::format("{}/{}", r.cases_passed, r.cases_total),
+                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), percent(r.glue_share),
+                       opt(best_gbps(r), "{:.0f}"));
     auto& lv = per_level[r.method];
     int i = 0;
     for (const auto* l : {&r.strict, &r.core, &r.kbx}) {
@@ -276,11 +276,11 @@ std::string results_csv(const std::vector<store::Result>& results,
       "strict_values_ok,core_values_ok,kbx_values_ok,glue_share\n";
   for (const auto& r : results) {
     const auto roofline = best_roofline(r, calibration_of(calibrations, r.run_id));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}", r.run_id, r.method,
-                       r.task, r.category, r.status, r.cases_passed, r.cases_total,
-                       ratio_text(r.error_ratio), opt(r.speedup, "{:.4f}", ""), r.triton_launches,
-                       r.wall_s, r.overhead_s, opt(r.kernel_share, "{:.4f}", ""),
-                       opt(roofline, "{:.4f}", ""));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}", r.run_id, r.method, r.task,
+                    r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
+                    opt(r.speedup, "{:.4f}", ""), r.triton_launches, r.wall_s, r.overhead_s,
+                    opt(r.kernel_share, "{:.4f}", ""), opt(roofline, "{:.4f}", ""));
     out += fmt::format(",{},{},{},{:d},{:d},{:d},{}\n", r.strict.status, r.core.status,
                        r.kbx.status, r.strict.values_ok, r.core.values_ok, r.kbx.values_ok,
                        opt(r.glue_share, "{:.4f}", ""));
@@ -348,8 +348,8 @@ std::string results_json(const std::vector<store::Result>& results,
     if (auto vs = speedup_vs_compile(r)) jr["speedup_vs_compile"] = *vs;
     if (r.kernel_share) jr["kernel_share"] = *r.kernel_share;
     if (r.glue_share) jr["glue_share"] = *r.glue_share;
-    for (const auto& [name, l] : {std::pair{"strict", &r.strict}, std::pair{"core", &r.core},
-                                  std::pair{"kbx", &r.kbx}}) {
+    for (const auto& [name, l] :
+         {std::pair{"strict", &r.strict}, std::pair{"core", &r.core}, std::pair{"kbx", &r.kbx}}) {
       jr["levels"][name] = {{"status", l->status}, {"values_ok", l->values_ok}};
     }
     if (auto best = best_roofline(r, cal)) jr["best_roofline_fraction"] = *best;

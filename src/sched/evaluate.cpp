@@ -559,8 +559,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
         cr.status = status_str(s);
         cr.error_ratio = 0;
         cr.values_ok = false;
-        cr.detail = err->second.value("type", "") + ": " +
-                    tail(err->second.value("message", ""), 1500);
+        cr.detail =
+            err->second.value("type", "") + ": " + tail(err->second.value("message", ""), 1500);
         if (first_fail == Status::Passed) {
           first_fail = s;
           first_detail = "case " + cr.name + ": " + cr.detail;

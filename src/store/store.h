@@ -61,7 +61,7 @@ struct CaseResult {
   // Graded verdicts and glue (schema 3, table case_grades):
   std::optional<double> glue_share;  ///< copies, casts, fills: share of the timed GPU time
   bool in_kbx = false;               ///< inside KernelBenchX's own test scope (the kbx level)
-  bool values_ok = true;  ///< the outputs were right, whatever the track rules said
+  bool values_ok = true;             ///< the outputs were right, whatever the track rules said
 };
 
 /// A job's verdict at one level of strictness, from its per-case data (docs/task-format.md,

@@ -185,8 +185,8 @@ const std::string& shared_reference_code() {
 /// element and a per-element check is sound.
 bool elementwise_by_tags(const std::vector<std::string>& tags) {
   static const std::set<std::string> combining = {
-      "reduction", "matmul",  "gemm",    "gemv",     "convolution", "normalization",
-      "softmax",   "pooling", "scan",    "cumulative", "loss",      "attention"};
+      "reduction", "matmul",  "gemm", "gemv",       "convolution", "normalization",
+      "softmax",   "pooling", "scan", "cumulative", "loss",        "attention"};
   bool elementwise = false;
   for (const auto& t : tags) {
     if (combining.count(t)) return false;

@@ -165,10 +165,10 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
       continue;
     }
     if (expected) {
-      worsen(v,
-             compare_leaf(*after, *expected, shadow_after.find(original.name), contract,
-                          per_element),
-             "updated input " + original.name);
+      worsen(
+          v,
+          compare_leaf(*after, *expected, shadow_after.find(original.name), contract, per_element),
+          "updated input " + original.name);
     } else if (after != &original && !after->bitwise_equal(original)) {
       worsen(v,
              {Status::InputMutation, INFINITY, 0,

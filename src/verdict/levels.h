@@ -27,8 +27,8 @@ bool is_track_status(Status s);
 /// verdict for it exists, and that verdict.
 struct GradedCase {
   std::string name;
-  std::string tier;     ///< "edge", "small", "full", "fresh" (a fresh twin)
-  bool in_kbx = false;  ///< inside KernelBenchX's test scope
+  std::string tier;                           ///< "edge", "small", "full", "fresh" (a fresh twin)
+  bool in_kbx = false;                        ///< inside KernelBenchX's test scope
   const store::CaseResult* result = nullptr;  ///< null when the worker never got to it
 };
 
@@ -40,11 +40,12 @@ bool is_job_wide(Status s);
 bool in_level(Level level, const std::string& tier, bool in_kbx);
 
 /// The job at one level, from its cases' verdicts: the first failing case of the level (in
-/// case order) gives the status, else the first job-wide status (is_job_wide) of any case; else `job_status`, a failure not tied to a case (tampered
-/// timer, crash, an error that stopped the worker: it applies at every level; Passed when
-/// none); a level case that never ran fails with `job_status` (harness_error when none).
-/// `track_reject` (static_reject) overrides the status at every level, values aside. A task
-/// with no case in KernelBenchX's scope is graded at kbx as at core.
+/// case order) gives the status, else the first job-wide status (is_job_wide) of any case; else
+/// `job_status`, a failure not tied to a case (tampered timer, crash, an error that stopped the
+/// worker: it applies at every level; Passed when none); a level case that never ran fails with
+/// `job_status` (harness_error when none). `track_reject` (static_reject) overrides the status at
+/// every level, values aside. A task with no case in KernelBenchX's scope is graded at kbx as at
+/// core.
 store::LevelVerdict grade(Level level, const std::vector<GradedCase>& cases, Status job_status,
                           bool track_reject);
 

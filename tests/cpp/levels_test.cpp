@@ -1,4 +1,6 @@
 // The per-element rule of special-value cases and the graded levels (docs/task-format.md).
+#include "verdict/levels.h"
+
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -6,7 +8,6 @@
 
 #include "test_util.h"
 #include "verdict/compare.h"
-#include "verdict/levels.h"
 
 namespace kbx {
 namespace {

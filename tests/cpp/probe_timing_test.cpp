@@ -130,11 +130,9 @@ TEST(ProbeTiming, TransposeCastAndFillAreGlue) {
 
 /// Library compute behind a token Triton launch stays fallback, glue or not around it.
 TEST(ProbeTiming, MatmulBehindTokenLaunchIsStillFallback) {
-  std::vector<Record> recs = {marker(Kind::Push, 7, 0),
-                              kernel(kFill, 7, 5, 9),
+  std::vector<Record> recs = {marker(Kind::Push, 7, 0), kernel(kFill, 7, 5, 9),
                               kernel("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 7, 10, 1010),
-                              kernel("tiny_triton_touch", 7, 1020, 1030),
-                              marker(Kind::Pop, 7, 5)};
+                              kernel("tiny_triton_touch", 7, 1020, 1030), marker(Kind::Pop, 7, 5)};
   auto t = timing::analyze_calls(recs, {7}, {"tiny_triton_touch"});
   ASSERT_TRUE(t.kernel_share.has_value());
   EXPECT_LT(*t.kernel_share, 0.1);
