@@ -67,13 +67,15 @@ std::int64_t elements(const json& shape) {
 bool needs_triton_launch(const json& ref_case) {
   std::int64_t most = 0;
   bool any_output = false;
-  for (const auto& out : ref_case.value("outputs", json::array())) {
+  const json outputs = ref_case.value("outputs", json::array());
+  for (const auto& out : outputs) {
     const std::int64_t n = elements(out.value("shape", json::array()));
     any_output = any_output || n > 0;
     most = std::max(most, n);
   }
   if (!any_output) return false;
-  for (const auto& [name, in] : ref_case.value("inputs", json::object()).items()) {
+  const json inputs = ref_case.value("inputs", json::object());
+  for (const auto& [name, in] : inputs.items()) {
     const std::int64_t n = elements(in.value("shape", json::array()));
     if (n == 0) return false;
     most = std::max(most, n);
