@@ -131,6 +131,18 @@ constexpr auto kInductorPrefixes = std::to_array<std::string_view>({
     "triton_unk_",
 });
 
+// Substrings of PyTorch's copy, cast and fill kernels, mangled or demangled: Copy.cu's
+// direct_copy_kernel_cuda and {float16,bfloat16,float8}_copy_kernel_cuda (contiguous, clone,
+// expand(...).contiguous(), transposing copies, .to(dtype)), copy_device_to_device, FillFunctor
+// (zeros, full, fill_, zero_) and cat's CatArrayBatchedCopy.
+constexpr auto kGlueSubstrings = std::to_array<std::string_view>({
+    "direct_copy_kernel",
+    "_copy_kernel_cuda",
+    "copy_device_to_device",
+    "FillFunctor",
+    "CatArrayBatchedCopy",
+});
+
 bool any_prefix(std::string_view name, std::span<const std::string_view> prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
                      [&](std::string_view p) { return name.starts_with(p); });
@@ -164,6 +176,12 @@ bool looks_like_library_kernel(std::string_view name) {
                      [&](std::string_view s) { return name.find(s) != std::string_view::npos; });
 }
 
+bool looks_like_glue_kernel(std::string_view name) {
+  return looks_like_library_kernel(name) &&
+         std::any_of(kGlueSubstrings.begin(), kGlueSubstrings.end(),
+                     [&](std::string_view s) { return name.find(s) != std::string_view::npos; });
+}
+
 KernelOrigin classify_kernel(std::string_view name, std::span<const std::string> triton_functions,
                              bool truncated) {
   if (looks_like_library_kernel(name)) return KernelOrigin::Library;
@@ -194,7 +212,9 @@ Attribution attribute(std::span<const Record> records,
     }
     switch (classify_kernel(r, triton_functions)) {
       case KernelOrigin::Candidate: a.candidate_ns += r.duration_ns(); break;
-      case KernelOrigin::Library: a.library_ns += r.duration_ns(); break;
+      case KernelOrigin::Library:
+        (looks_like_glue_kernel(r.name_view()) ? a.glue_ns : a.library_ns) += r.duration_ns();
+        break;
       case KernelOrigin::Inductor: a.inductor_ns += r.duration_ns(); break;
       case KernelOrigin::Unknown: a.unknown_ns += r.duration_ns(); break;
     }

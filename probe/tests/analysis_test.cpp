@@ -197,14 +197,17 @@ TEST(ProbeAnalysis, AttributionPerCall) {
   const auto groups = group_by_external_id(test::call_trace());
   const Attribution first = attribute(groups.at(1), kTriton);
   EXPECT_EQ(first.candidate_ns, 20'000u);  // add_kernel on two streams
-  EXPECT_EQ(first.library_ns, 2'000u);     // aten fill
-  EXPECT_EQ(first.copy_ns, 1'000u);        // memset: glue
-  EXPECT_EQ(first.kernel_ns(), 22'000u);
-  EXPECT_DOUBLE_EQ(first.candidate_share(), 20'000.0 / 22'000.0);
+  EXPECT_EQ(first.library_ns, 0u);
+  EXPECT_EQ(first.glue_ns, 2'000u);  // aten fill: glue
+  EXPECT_EQ(first.copy_ns, 1'000u);  // memset: glue
+  EXPECT_EQ(first.all_glue_ns(), 3'000u);
+  EXPECT_EQ(first.kernel_ns(), 20'000u);
+  EXPECT_DOUBLE_EQ(first.candidate_share(), 1.0);
 
   const Attribution second = attribute(groups.at(2), kTriton);
   EXPECT_EQ(second.candidate_ns, 10'000u);
-  EXPECT_EQ(second.library_ns, 10'500u);  // cuBLAS + the truncated aten kernel
+  EXPECT_EQ(second.library_ns, 10'000u);  // cuBLAS
+  EXPECT_EQ(second.glue_ns, 500u);        // the truncated aten copy kernel
   EXPECT_EQ(second.copy_ns, 0u);
   EXPECT_EQ(Attribution{}.candidate_share(), 0.0);
 }

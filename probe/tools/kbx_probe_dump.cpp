@@ -60,10 +60,10 @@ void print_calls(const std::vector<Record>& records, std::uint64_t base,
                 " ns, window [%+" PRId64 ", %+" PRId64
                 "], unattributed %zu, candidate share %.3f"
                 " (candidate %" PRIu64 ", library %" PRIu64 ", inductor %" PRIu64
-                ", unknown %" PRIu64 ", copies %" PRIu64 " ns)\n",
+                ", unknown %" PRIu64 ", glue kernels %" PRIu64 ", copies %" PRIu64 " ns)\n",
                 id, group.size(), span.length_ns(), busy_ns(group), rel(window.start_ns, base),
                 rel(window.end_ns, base), unattributed(records, window).size(), a.candidate_share(),
-                a.candidate_ns, a.library_ns, a.inductor_ns, a.unknown_ns, a.copy_ns);
+                a.candidate_ns, a.library_ns, a.inductor_ns, a.unknown_ns, a.glue_ns, a.copy_ns);
   }
 }
 

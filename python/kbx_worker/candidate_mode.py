@@ -91,7 +91,14 @@ class CaseInputs:
         return tensors
 
 
+# Kinds of a failed call after which the worker goes on with the next case: the process and its
+# CUDA context are still sound, and the other cases' verdicts feed the graded levels.
+_GO_ON_AFTER = ("compile_error", "runtime_error")
+_last_failure = {"kind": None}
+
+
 def _fail(channel, phase, exc, case=None):
+    _last_failure["kind"] = classify_exception(exc)
     channel.send("error", phase=phase, kind=classify_exception(exc), type=type(exc).__name__,
                  message=str(exc)[:4000], trace=traceback.format_exc()[-6000:], case=case)
 
@@ -189,8 +196,9 @@ def run(request, channel):
     channel.send("static", **facts)
     if not facts["syntax_ok"] or not facts["entry_found"]:
         return 0
-    if request.get("track") == "triton" and not facts["triton_kernels"]:
-        return 0
+    # Under --track triton a source without @triton.jit is rejected statically; its cases still
+    # run (untimed) so that the verdict can say how it would fare under --track any.
+    static_reject = request.get("track") == "triton" and not facts["triton_kernels"]
     if torch.device(device).type == "cuda":
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
         # at its start) is in place before anything the candidate does.
@@ -207,7 +215,8 @@ def run(request, channel):
         _fail(channel, phase, exc)
         return 0
     channel.send("imported", seconds=time.perf_counter() - t_import)
-    will_time = bool(request.get("time")) and torch.device(device).type == "cuda"
+    will_time = (bool(request.get("time")) and torch.device(device).type == "cuda"
+                 and not static_reject)
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
     for case in request["cases"]:
@@ -220,6 +229,8 @@ def run(request, channel):
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
         if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
                             read_s=read_s, inputs_from=inputs_from):
+            if _last_failure["kind"] in _GO_ON_AFTER:
+                continue
             return 0
         if case["tier"] == "full":
             timed.append((case, args, kwargs, tensors))

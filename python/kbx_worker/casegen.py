@@ -49,6 +49,7 @@ class Ctx:
         self.seed = seed
         self.gen = torch.Generator(device=self.device)
         self.gen.manual_seed(seed)
+        self.used_special = False  # set by special(): the case holds special values
 
     def _cast(self, t, dtype):
         return t.to(dtype) if t.dtype != dtype else t
@@ -85,6 +86,7 @@ class Ctx:
         """1-D tensor of special values: zeros of both signs, extremes, subnormals, and (unless
         turned off) infinities and NaN. Turn off a class where PyTorch's answer for it differs
         between CPU and CUDA or from the mathematical limit."""
+        self.used_special = True
         fi = torch.finfo(dtype)
         vals = [0.0, -0.0, 1.0, -1.0, fi.tiny, -fi.tiny, fi.tiny / 4, fi.max, -fi.max, fi.eps,
                 0.5, -2.5, 3.0, 1e-3, -7.25]

@@ -43,7 +43,8 @@ class FreshTwin:
 def _run_case(ref, job, case, device, channel, timer):
     t0 = time.perf_counter()
     seed = case_seed(job["seed"], job["task"], case.name)
-    args, kwargs = case.make(Ctx(seed, device))
+    ctx = Ctx(seed, device)
+    args, kwargs = case.make(ctx)
     args = list(args)
     call, tensors = encode_call(args, kwargs)
     base = os.path.join(job["out_dir"], case.name)
@@ -69,7 +70,10 @@ def _run_case(ref, job, case, device, channel, timer):
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
-          "random": random, "saved": save, "digest": inputs_digest}
+          "random": random, "saved": save, "digest": inputs_digest,
+          "special": ctx.used_special,
+          "inputs": {k: {"dtype": tensorio.dtype_name(v.dtype), "shape": list(v.shape)}
+                     for k, v in tensors.items()}}
     if getattr(case, "fresh_of", None):
         ev["fresh_of"] = case.fresh_of
     if shadow_args is not None:

@@ -103,11 +103,17 @@ int suite_show(const fs::path& root, const std::string& id) {
 }
 
 int results_cmd(const fs::path& db_path, const std::string& method, std::optional<std::int64_t> run,
-                const std::string& format) {
+                const std::string& format, const std::string& level) {
   if (!fs::exists(db_path))
     throw Error(db_path.string() + ": no such database (run kbx eval first)");
   store::Store db(db_path);
   auto rows = db.results(method, run);
+  // --level core|kbx: the status of every row (and the pass counts) at that level; every format
+  // still carries all three levels.
+  for (auto& r : rows) {
+    if (level == "core") r.status = r.core.status;
+    if (level == "kbx") r.status = r.kbx.status;
+  }
   report::RunCalibrations cals;  // each shown run's fingerprint and calibration (roofline)
   for (const auto& r : db.runs()) {
     auto of_run = [&](const store::Result& x) { return x.run_id == r.id; };
@@ -360,6 +366,13 @@ int main(int argc, char** argv) {
   results->add_option("--run", run_id, "a specific run id");
   results->add_option("--format", format, "table, csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
+  std::string level = "strict";
+  results
+      ->add_option("--level", level,
+                   "the verdict shown as status: strict (every case), core (all but the edge "
+                   "tier) or kbx (KernelBenchX's own test scope); all three are always reported")
+      ->check(CLI::IsMember({"strict", "core", "kbx"}))
+      ->capture_default_str();
 
   auto* calibrate = app.add_subcommand(
       "calibrate", "measure this GPU's copy bandwidth and matmul rates for roofline fractions");
@@ -409,7 +422,8 @@ int main(int argc, char** argv) {
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);
     if (results->parsed()) {
       return results_cmd(db_path, method,
-                         run_id ? std::optional<std::int64_t>(run_id) : std::nullopt, format);
+                         run_id ? std::optional<std::int64_t>(run_id) : std::nullopt, format,
+                         level);
     }
     if (calibrate->parsed()) return calibrate_cmd(calibrate_device, db_path, python);
     if (doc->parsed()) return doctor(python);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -212,18 +213,36 @@ std::optional<double> best_roofline(const store::Result& r, const store::Calibra
   return best;
 }
 
+namespace {
+/// A level's verdict in a table cell: pass, vals (failed a track rule only), fail.
+std::string level_mark(const store::LevelVerdict& l) {
+  if (l.status == "passed") return "pass";
+  return l.values_ok ? "vals" : "fail";
+}
+}  // namespace
+
 std::string results_table(const std::vector<store::Result>& results,
                           const RunCalibrations& calibrations) {
   const bool roofline = any_calibrated(results, calibrations);
-  std::string out = fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}", "method", "task",
-                                "status", "cases", "err.ratio", "speedup", "best GB/s");
+  std::string out = fmt::format(
+      "{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}", "method", "task",
+      "status", "strict", "core", "kbx", "cases", "err.ratio", "speedup", "glue", "best GB/s");
   out += roofline ? fmt::format(" {:>9}\n", "roofline") : "\n";
   std::map<std::string, Summary> per_method;
+  std::map<std::string, std::array<int, 6>> per_level;  // passed and values-right per level
   for (const auto& r : results) {
-    out +=
-        fmt::format("{:<10} {:<44} {:<20} {:>7} {:>9} {:>9} {:>10}", r.method, r.task, r.status,
-                    fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
-                    opt(r.speedup, "{:.2f}x"), opt(best_gbps(r), "{:.0f}"));
+    out += fmt::format("{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
+                       r.method, r.task, r.status, level_mark(r.strict), level_mark(r.core),
+                       level_mark(r.kbx), fmt::format("{}/{}", r.cases_passed, r.cases_total),
+                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), percent(r.glue_share),
+                       opt(best_gbps(r), "{:.0f}"));
+    auto& lv = per_level[r.method];
+    int i = 0;
+    for (const auto* l : {&r.strict, &r.core, &r.kbx}) {
+      lv[i] += l->status == "passed";
+      lv[i + 3] += l->values_ok;
+      ++i;
+    }
     out += roofline ? fmt::format(" {:>9}\n",
                                   percent(best_roofline(r, calibration_of(calibrations, r.run_id))))
                     : "\n";
@@ -238,7 +257,13 @@ std::string results_table(const std::vector<store::Result>& results,
     out += fmt::format("{}: {}/{} correct; geomean speedup over eager {} on {} timed tasks\n",
                        method, s.passed, s.total, opt(timing::geomean(s.speedups), "{:.2f}x"),
                        s.speedups.size());
+    const auto& lv = per_level[method];
+    out += fmt::format(
+        "{}: correct at strict {}, core {}, kbx {} of {}; values right (as under --track any) "
+        "{}, {}, {}\n",
+        method, lv[0], lv[1], lv[2], s.total, lv[3], lv[4], lv[5]);
   }
+  out += "levels: pass; vals = failed a track rule only (values right); fail\n";
   for (const auto& line : calibration_lines(results, calibrations)) out += line + "\n";
   return out;
 }
@@ -247,14 +272,18 @@ std::string results_csv(const std::vector<store::Result>& results,
                         const RunCalibrations& calibrations) {
   std::string out =
       "run_id,method,task,category,status,cases_passed,cases_total,error_ratio,speedup,"
-      "triton_launches,wall_s,overhead_s,kernel_share,best_roofline_fraction\n";
+      "triton_launches,wall_s,overhead_s,kernel_share,best_roofline_fraction,strict,core,kbx,"
+      "strict_values_ok,core_values_ok,kbx_values_ok,glue_share\n";
   for (const auto& r : results) {
     const auto roofline = best_roofline(r, calibration_of(calibrations, r.run_id));
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}\n", r.run_id, r.method,
-                       r.task, r.category, r.status, r.cases_passed, r.cases_total,
-                       ratio_text(r.error_ratio), opt(r.speedup, "{:.4f}", ""), r.triton_launches,
-                       r.wall_s, r.overhead_s, opt(r.kernel_share, "{:.4f}", ""),
-                       opt(roofline, "{:.4f}", ""));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{:.3f},{:.3f},{},{}", r.run_id, r.method, r.task,
+                    r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
+                    opt(r.speedup, "{:.4f}", ""), r.triton_launches, r.wall_s, r.overhead_s,
+                    opt(r.kernel_share, "{:.4f}", ""), opt(roofline, "{:.4f}", ""));
+    out += fmt::format(",{},{},{},{:d},{:d},{:d},{}\n", r.strict.status, r.core.status,
+                       r.kbx.status, r.strict.values_ok, r.core.values_ok, r.kbx.values_ok,
+                       opt(r.glue_share, "{:.4f}", ""));
   }
   return out;
 }
@@ -291,6 +320,9 @@ std::string results_json(const std::vector<store::Result>& results,
       if (c.eager_event_ms) jc["eager_event_ms"] = *c.eager_event_ms;
       if (auto host = timing::median(c.cand_host_samples)) jc["candidate_host_ms"] = *host;
       if (c.kernel_share) jc["kernel_share"] = *c.kernel_share;
+      if (c.glue_share) jc["glue_share"] = *c.glue_share;
+      jc["in_kbx"] = c.in_kbx;
+      jc["values_ok"] = c.values_ok;
       if (!c.timing_flags.empty()) jc["timing_flags"] = c.timing_flags;
       if (c.flops) jc["flops"] = *c.flops;
       if (c.bytes) jc["bytes"] = *c.bytes;
@@ -315,6 +347,11 @@ std::string results_json(const std::vector<store::Result>& results,
     if (r.speedup) jr["speedup"] = *r.speedup;
     if (auto vs = speedup_vs_compile(r)) jr["speedup_vs_compile"] = *vs;
     if (r.kernel_share) jr["kernel_share"] = *r.kernel_share;
+    if (r.glue_share) jr["glue_share"] = *r.glue_share;
+    for (const auto& [name, l] :
+         {std::pair{"strict", &r.strict}, std::pair{"core", &r.core}, std::pair{"kbx", &r.kbx}}) {
+      jr["levels"][name] = {{"status", l->status}, {"values_ok", l->values_ok}};
+    }
     if (auto best = best_roofline(r, cal)) jr["best_roofline_fraction"] = *best;
     doc["results"].push_back(jr);
   }

@@ -17,6 +17,7 @@
 #include "timing/probe_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
+#include "verdict/levels.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
@@ -61,15 +62,33 @@ std::pair<Status, std::string> process_failure(const sandbox::Outcome& o) {
   return {Status::Passed, ""};
 }
 
-/// True when some output of the reference case has at least one element (an empty case may
-/// rightly launch nothing).
-bool has_elements(const json& ref_case) {
-  for (const auto& out : ref_case.value("outputs", json::array())) {
-    std::int64_t n = 1;
-    for (const auto& d : out.value("shape", json::array())) n *= d.get<std::int64_t>();
-    if (n > 0) return true;
+/// Element count of a shape given as a JSON array.
+std::int64_t elements(const json& shape) {
+  std::int64_t n = 1;
+  for (const auto& d : shape) n *= d.get<std::int64_t>();
+  return n;
+}
+
+/// True when the case has work a Triton kernel must do under --track triton. A degenerate call
+/// may be served by any code: no output element, an empty input tensor, or nothing but single
+/// elements in and out (docs/task-format.md, "Track rules").
+bool needs_triton_launch(const json& ref_case) {
+  std::int64_t most = 0;
+  bool any_output = false;
+  const json outputs = ref_case.value("outputs", json::array());
+  for (const auto& out : outputs) {
+    const std::int64_t n = elements(out.value("shape", json::array()));
+    any_output = any_output || n > 0;
+    most = std::max(most, n);
   }
-  return false;
+  if (!any_output) return false;
+  const json inputs = ref_case.value("inputs", json::object());
+  for (const auto& [name, in] : inputs.items()) {
+    const std::int64_t n = elements(in.value("shape", json::array()));
+    if (n == 0) return false;
+    most = std::max(most, n);
+  }
+  return most > 1;
 }
 
 std::string tail(const std::string& s, size_t n) {
@@ -176,6 +195,8 @@ struct WorkerReport {
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
   int triton_launches = 0;
+  std::map<std::string, json> case_errors;  ///< a call that raised, by case (phase "run")
+  json last_error;                          ///< the last error event: what stopped the worker
 };
 
 WorkerReport collect(const sandbox::Outcome& o) {
@@ -198,6 +219,11 @@ WorkerReport collect(const sandbox::Outcome& o) {
       w.own_seconds += e.value("seconds", 0.0);
     } else if (kind == "imported") {
       w.own_seconds += e.value("seconds", 0.0);
+    } else if (kind == "error") {
+      w.last_error = e;
+      if (e.value("phase", "") == "run" && e.value("case", json()).is_string()) {
+        w.case_errors.emplace(e["case"].get<std::string>(), e);
+      }
     }
   }
   return w;
@@ -265,7 +291,7 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
     }
   }
   if (v.status == Status::Passed && st.track == "triton" &&
-      cand_ev.value("triton_launches", 0) == 0 && has_elements(ref_ev)) {
+      cand_ev.value("triton_launches", 0) == 0 && needs_triton_launch(ref_ev)) {
     v.status = Status::NoTritonLaunch;
     v.detail =
         "the call launched no Triton kernel (track triton needs the candidate's own kernels to "
@@ -282,6 +308,7 @@ struct ProbeData {
   bool harness_problem = false;              ///< the probe failed on its own: events time the job
   std::optional<timing::CallRecords> index;  ///< the records by call, when ok
   std::vector<std::string> triton_functions;
+  bool glue_is_work = false;  ///< the task's work is data movement: copies are library work
 };
 
 ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json& facts) {
@@ -327,13 +354,15 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
   if (ids == w.probe_ids.end() || ids->second.empty()) {
     return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
   }
-  const timing::ProbeTimes t = timing::analyze_calls(*p.index, ids->second, p.triton_functions);
+  const timing::ProbeTimes t =
+      timing::analyze_calls(*p.index, ids->second, p.triton_functions, p.glue_is_work);
   cr.cand_event_samples = cr.cand_samples;
   cr.cand_event_ms = cr.cand_ms;
   cr.cand_samples = t.span_ms;
   cr.cand_ms = timing::median(cr.cand_samples);
   cr.timing_source = "probe";
   cr.kernel_share = t.kernel_share;
+  cr.glue_share = t.glue_share;
   if (t.calls_without_work) add_flag(cr.timing_flags, "calls_without_gpu_work");
   if (t.unattributed_records) {
     add_flag(cr.timing_flags, "unattributed_work");
@@ -369,9 +398,11 @@ std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResul
   if (track == "triton" && t.kernel_share && *t.kernel_share < 0.5) {
     add_flag(cr.timing_flags, "fallback");
     return std::pair{Status::Fallback,
-                     fmt::format("{:.0f}% of the timed calls' kernel time was in library kernels, "
-                                 "not the candidate's own",
-                                 100 * (1 - *t.kernel_share))};
+                     fmt::format("{:.0f}% of the timed calls' compute kernel time was in library "
+                                 "kernels, not the candidate's own (copies, casts and fills, "
+                                 "{:.0f}% of the GPU time, are glue and not counted here{})",
+                                 100 * (1 - *t.kernel_share), 100 * t.glue_share.value_or(0),
+                                 p.glue_is_work ? ", except in this data-movement task" : "")};
   }
   if (cr.cand_ms && cr.cand_event_ms && timing::events_disagree(*cr.cand_event_ms, *cr.cand_ms)) {
     add_flag(cr.timing_flags, "events_disagree");
@@ -441,6 +472,33 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& 
   }
 }
 
+/// True when the case lies inside KernelBenchX's own test scope (task.toml's compat.kbx_cases);
+/// a fresh twin when its base case does.
+bool in_kbx_scope(const suite::Task& task, const json& ref_ev) {
+  const std::string name = ref_ev.value("fresh_of", ref_ev.value("case", ""));
+  const auto& scope = task.compat.kbx_cases;
+  return std::find(scope.begin(), scope.end(), name) != scope.end();
+}
+
+/// The job at the strict, core and kbx levels, from its cases' verdicts (verdict/levels.h).
+void grade_levels(store::Result& r, const ReferenceCases& ref, const suite::Task& task,
+                  Status job_fail, bool track_reject) {
+  std::vector<verdict::GradedCase> cases;
+  for (const auto& ev : ref.cases) {
+    verdict::GradedCase g;
+    g.name = ev.value("case", "");
+    g.tier = ev.value("tier", "");
+    g.in_kbx = in_kbx_scope(task, ev);
+    for (const auto& cr : r.cases) {
+      if (cr.name == g.name) g.result = &cr;
+    }
+    cases.push_back(std::move(g));
+  }
+  r.strict = verdict::grade(verdict::Level::Strict, cases, job_fail, track_reject);
+  r.core = verdict::grade(verdict::Level::Core, cases, job_fail, track_reject);
+  r.kbx = verdict::grade(verdict::Level::Kbx, cases, job_fail, track_reject);
+}
+
 }  // namespace
 
 store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
@@ -453,10 +511,15 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   r.category = task.category;
   r.cases_total = static_cast<int>(ref.cases.size());
   const double t0 = monotonic_seconds();
+  // The graded levels (verdict/levels.h): every level gets the job's status unless the cases
+  // were judged, in which case grade_levels() below fills them in.
+  bool graded = false;
   auto finish = [&](Status s, std::string detail) {
     r.status = status_str(s);
     r.detail = std::move(detail);
     r.wall_s = monotonic_seconds() - t0;
+    if (!graded) r.strict = r.core = r.kbx = {r.status, s == Status::Passed};
+    r.strict.status = r.status;
     return r;
   };
   if (!ref.error.empty()) return finish(Status::ReferenceError, ref.error);
@@ -480,13 +543,18 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                                             compare_early(ref, job_dir, task, env.device, early));
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
+  // A static reject under --track triton: the worker still ran the cases (untimed), so the
+  // levels can say whether the values were right (how the job fares under --track any).
+  std::optional<std::pair<Status, std::string>> track_reject;
   if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
-    return finish(fail->first, fail->second);
+    if (fail->first != Status::StaticReject) return finish(fail->first, fail->second);
+    track_reject = fail;
   }
 
   const WorkerReport w = collect(o);
   const double t_probe = monotonic_seconds();
-  const ProbeData probe = read_probe(o, env, first_event(o, "static"));
+  ProbeData probe = read_probe(o, env, first_event(o, "static"));
+  probe.glue_is_work = task.work == suite::Work::DataMovement;
   double probe_s = monotonic_seconds() - t_probe;
   double compare_s = 0;
   r.triton_launches = w.triton_launches;
@@ -498,8 +566,25 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     store::CaseResult cr;
     cr.name = ev.value("case", "");
     cr.tier = ev.value("tier", "");
+    cr.in_kbx = in_kbx_scope(task, ev);
     auto it = w.cases.find(cr.name);
-    if (it == w.cases.end()) continue;
+    if (it == w.cases.end()) {
+      if (auto err = w.case_errors.find(cr.name); err != w.case_errors.end()) {
+        // the call raised and the worker went on: a verdict of this case, not of the job
+        const Status s = status_of_error(err->second);
+        cr.status = status_str(s);
+        cr.error_ratio = 0;
+        cr.values_ok = false;
+        cr.detail =
+            err->second.value("type", "") + ": " + tail(err->second.value("message", ""), 1500);
+        if (first_fail == Status::Passed) {
+          first_fail = s;
+          first_detail = "case " + cr.name + ": " + cr.detail;
+        }
+        r.cases.push_back(std::move(cr));
+      }
+      continue;
+    }
     const double t_compare = monotonic_seconds();
     auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts, early);
     compare_s += monotonic_seconds() - t_compare;
@@ -513,6 +598,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     cr.status = status_str(v.status);
     cr.error_ratio = v.ratio;
     cr.detail = v.detail;
+    cr.values_ok = v.status == Status::Passed || verdict::is_track_status(v.status);
     r.error_ratio = std::max(r.error_ratio, v.ratio);
     if (v.status == Status::Passed) {
       ++r.cases_passed;
@@ -537,6 +623,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (cr.kernel_share) {
       r.kernel_share = std::min(r.kernel_share.value_or(1.0), *cr.kernel_share);
     }
+    if (cr.glue_share) r.glue_share = std::max(r.glue_share.value_or(0.0), *cr.glue_share);
     if (auto sp = same_clock_speedup(cr)) speedups.push_back(*sp);
     r.cases.push_back(std::move(cr));
   }
@@ -550,30 +637,45 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                  w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
   }
 
-  if (!w.tampered.empty() && first_fail == Status::Passed) {
-    std::string names;
-    for (const auto& n : w.tampered) names += (names.empty() ? "" : ", ") + n;
-    first_fail = Status::TimerTampered;
-    first_detail = "the candidate replaced " + names +
-                   " (timings come from the probe and the "
-                   "worker's own references; the job fails all the same)";
-  }
-  if (first_fail != Status::Passed) return finish(first_fail, first_detail);
-  const json err = first_event(o, "error");
-  if (!err.is_null()) {
-    std::string where =
-        err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
-    return finish(status_of_error(err),
-                  err.value("type", "") + where + ": " + tail(err.value("message", ""), 1500));
+  // What failed apart from the cases (it applies at every level), in the order of precedence
+  // the job's status has always had after its first failing case.
+  Status job_fail = Status::Passed;
+  std::string job_detail;
+  json err;  // the first error that is no case's verdict (import, timing)
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") != "error") continue;
+    const bool of_case = e.value("phase", "") == "run" && e.value("case", json()).is_string();
+    if (!of_case) {
+      err = e;
+      break;
+    }
   }
   auto [pstatus, pdetail] = process_failure(o);
-  if (pstatus != Status::Passed) {
-    return finish(pstatus,
-                  pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800)));
+  if (!w.tampered.empty()) {
+    std::string names;
+    for (const auto& n : w.tampered) names += (names.empty() ? "" : ", ") + n;
+    job_fail = Status::TimerTampered;
+    job_detail = "the candidate replaced " + names +
+                 " (timings come from the probe and the "
+                 "worker's own references; the job fails all the same)";
+  } else if (!err.is_null()) {
+    std::string where =
+        err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
+    job_fail = status_of_error(err);
+    job_detail = err.value("type", "") + where + ": " + tail(err.value("message", ""), 1500);
+  } else if (pstatus != Status::Passed) {
+    job_fail = pstatus;
+    job_detail = pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800));
+  } else if (static_cast<int>(r.cases.size()) < r.cases_total) {
+    // the worker stopped after a call that raised (e.g. a CUDA error): that error, else ours
+    job_fail = w.last_error.is_null() ? Status::HarnessError : status_of_error(w.last_error);
+    job_detail = "worker finished without running every case";
   }
-  if (static_cast<int>(w.cases.size()) < r.cases_total) {
-    return finish(Status::HarnessError, "worker finished without running every case");
-  }
+  grade_levels(r, ref, task, job_fail, track_reject.has_value());
+  graded = true;
+  if (track_reject) return finish(track_reject->first, track_reject->second);
+  if (first_fail != Status::Passed) return finish(first_fail, first_detail);
+  if (job_fail != Status::Passed) return finish(job_fail, job_detail);
   r.speedup = timing::geomean(speedups);
   return finish(Status::Passed, "");
 }

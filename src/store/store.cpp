@@ -40,6 +40,26 @@ CREATE TABLE IF NOT EXISTS samples(
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
 )sql";
 
+// ---- schema 3 (issue 13): graded levels and glue, in tables of their own -------------------
+/// One row per job: its status and whether its values were right at each level
+/// (strict, core, kbx), and its highest glue share; one row per case: its glue share, its
+/// scope and whether its values were right. Created by every kbx of schema 3 and later.
+const char* kGradesSchema = R"sql(
+CREATE TABLE IF NOT EXISTS result_grades(
+  result_id INTEGER PRIMARY KEY REFERENCES results(id),
+  strict TEXT NOT NULL, core TEXT NOT NULL, kbx TEXT NOT NULL,
+  strict_values INTEGER NOT NULL, core_values INTEGER NOT NULL, kbx_values INTEGER NOT NULL,
+  glue_share REAL);
+CREATE TABLE IF NOT EXISTS case_grades(
+  result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL,
+  in_kbx INTEGER NOT NULL, values_ok INTEGER NOT NULL, glue_share REAL,
+  PRIMARY KEY(result_id, name));
+)sql";
+/// Schema 2 to 3: the grades tables (created by kGradesSchema); results stored before have
+/// none, and read back with every level equal to their status.
+const char* kV2ToV3 = "UPDATE meta SET value='3' WHERE key='schema_version';";
+// ---- end of schema 3 ---------------------------------------------------------------------
+
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
 const char* kV1ToV2 = R"sql(
 ALTER TABLE results ADD COLUMN kernel_share REAL;
@@ -69,6 +89,33 @@ Run read_run(const Stmt& s) {
   return r;
 }
 
+/// A result's levels and glue from the schema-3 tables; a result stored before them gets its
+/// status at every level.
+void read_grades(sqlite3* db, Result& r) {
+  r.strict = r.core = r.kbx = {r.status, r.status == "passed"};
+  Stmt g(db,
+         "SELECT strict, core, kbx, strict_values, core_values, kbx_values, glue_share "
+         "FROM result_grades WHERE result_id=?");
+  g.bind(1, r.id);
+  if (g.step()) {
+    r.strict = {g.text(0), g.integer(3) != 0};
+    r.core = {g.text(1), g.integer(4) != 0};
+    r.kbx = {g.text(2), g.integer(5) != 0};
+    r.glue_share = g.opt_real(6);
+  }
+  Stmt c(db, "SELECT name, in_kbx, values_ok, glue_share FROM case_grades WHERE result_id=?");
+  c.bind(1, r.id);
+  while (c.step()) {
+    const std::string name = c.text(0);
+    for (auto& k : r.cases) {
+      if (k.name != name) continue;
+      k.in_kbx = c.integer(1) != 0;
+      k.values_ok = c.integer(2) != 0;
+      k.glue_share = c.opt_real(3);
+    }
+  }
+}
+
 constexpr const char* kRunColumns =
     "id, run_key, method, device, track, seed, started_at, finished_at, settings, environment, "
     "kbx_version";
@@ -91,8 +138,11 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   }
   if (version == "1") {  // a database of an earlier kbx: add the columns it lacks
     exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
+    version = "2";
   }
+  if (version == "2") exec(std::string("BEGIN IMMEDIATE;") + kGradesSchema + kV2ToV3 + "COMMIT;");
   exec(kSchema);
+  exec(kGradesSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
   if (get.step()) {
     if (get.text(0) != std::to_string(kSchemaVersion)) {
@@ -200,6 +250,18 @@ std::int64_t Store::add_result(const Result& r) {
     s.bind(14, r.overhead_s).bind(15, static_cast<std::int64_t>(r.stdout_bytes));
     s.bind(16, utc_now_iso()).bind(17, r.kernel_share).step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    {
+      Stmt g(db_,
+             "INSERT INTO result_grades(result_id, strict, core, kbx, strict_values, "
+             "core_values, kbx_values, glue_share) VALUES(?,?,?,?,?,?,?,?)");
+      auto level = [](const LevelVerdict& l, const std::string& status) {
+        return l.status.empty() ? status : l.status;
+      };
+      g.bind(1, id).bind(2, level(r.strict, r.status)).bind(3, level(r.core, r.status));
+      g.bind(4, level(r.kbx, r.status)).bind(5, static_cast<std::int64_t>(r.strict.values_ok));
+      g.bind(6, static_cast<std::int64_t>(r.core.values_ok));
+      g.bind(7, static_cast<std::int64_t>(r.kbx.values_ok)).bind(8, r.glue_share).step();
+    }
     Stmt c(db_,
            "INSERT INTO case_results(result_id, name, tier, status, error_ratio, detail, cand_ms, "
            "eager_ms, flops, bytes, dtype, timing_source, cand_event_ms, eager_event_ms, "
@@ -212,6 +274,11 @@ std::int64_t Store::add_result(const Result& r) {
       c.bind(10, k.bytes).bind(11, k.dtype).bind(12, k.timing_source).bind(13, k.cand_event_ms);
       c.bind(14, k.eager_event_ms).bind(15, k.kernel_share).bind(16, k.timing_flags);
       c.bind(17, k.compile_ms).step();
+      Stmt g(db_,
+             "INSERT INTO case_grades(result_id, name, in_kbx, values_ok, glue_share) "
+             "VALUES(?,?,?,?,?)");
+      g.bind(1, id).bind(2, k.name).bind(3, static_cast<std::int64_t>(k.in_kbx));
+      g.bind(4, static_cast<std::int64_t>(k.values_ok)).bind(5, k.glue_share).step();
       for (const auto& [who, samples] :
            {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples},
             std::pair{"candidate_events", &k.cand_event_samples},
@@ -301,6 +368,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       k.compile_ms = c.opt_real(15);
       r.cases.push_back(std::move(k));
     }
+    read_grades(db_, r);
     Stmt smp(db_,
              "SELECT case_name, who, ms FROM samples WHERE result_id=? ORDER BY case_name, who, "
              "idx");

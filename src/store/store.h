@@ -10,7 +10,9 @@ struct sqlite3;
 namespace kbx::store {
 
 /// Version of the database layout; a database of another version is refused with a message.
-constexpr int kSchemaVersion = 2;  ///< 2 added probe timing and attribution (1 migrates)
+constexpr int kSchemaVersion = 3;  ///< 2 added probe timing and attribution (1 migrates);
+                                   ///< 3 added graded levels and glue (result_grades,
+                                   ///< case_grades; 1 and 2 migrate)
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -56,6 +58,19 @@ struct CaseResult {
   std::vector<double> cand_host_samples;  ///< host time per timed call (its launch cost)
   std::optional<double> compile_ms;       ///< the torch.compile baseline's median, when timed
   std::vector<double> compile_samples;    ///< its samples (from the probe when it ran)
+  // Graded verdicts and glue (schema 3, table case_grades):
+  std::optional<double> glue_share;  ///< copies, casts, fills: share of the timed GPU time
+  bool in_kbx = false;               ///< inside KernelBenchX's own test scope (the kbx level)
+  bool values_ok = true;             ///< the outputs were right, whatever the track rules said
+};
+
+/// A job's verdict at one level of strictness, from its per-case data (docs/task-format.md,
+/// "Levels"): strict (every case), core (every case but the edge tier), kbx (the cases inside
+/// KernelBenchX's own test scope).
+struct LevelVerdict {
+  std::string status;      ///< as Result::status: "passed" or the first failing case's status
+  bool values_ok = false;  ///< every case of the level had correct outputs (track rules aside):
+                           ///< how the job fares under --track any
 };
 
 /// The verdict of one job (a candidate on its task in a run).
@@ -76,6 +91,9 @@ struct Result {
   double wall_s = 0;
   double overhead_s = 0;               ///< wall time minus import, first calls and timing
   std::optional<double> kernel_share;  ///< lowest kernel share over the timed cases
+  // Graded verdicts and glue (schema 3, table result_grades):
+  LevelVerdict strict, core, kbx;    ///< the job at each level; strict.status == status
+  std::optional<double> glue_share;  ///< highest glue share over the timed cases
   std::uint64_t stdout_bytes = 0;
   std::string created_at;
   std::vector<CaseResult> cases;

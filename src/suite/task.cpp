@@ -143,6 +143,11 @@ Contract parse_contract(const toml::table* table, const std::string& file) {
   c.atol = f.number("atol", c.atol);
   c.tf32 = f.boolean("tf32", c.tf32);
   c.note = f.str("note", false);
+  const std::string special = f.str("special_check", false);
+  if (!special.empty() && special != "element" && special != "norm") {
+    f.fail("special_check", "'" + special + "' is not one of element, norm");
+  }
+  if (!special.empty()) c.per_element_special = special == "element";
   if (c.ratio < 1.0) f.fail("ratio", "must be at least 1");
   if (c.ulp_floor < 0.0) f.fail("ulp_floor", "must not be negative");
   f.reject_unknown();
@@ -155,6 +160,7 @@ Compat parse_compat(const toml::table* table, const std::string& file) {
   Fields f(*table, file, "compat.");
   c.deviation = f.boolean("deviation", false);
   c.note = f.str("note", false);
+  c.kbx_cases = f.strings("kbx_cases");
   if (c.deviation && c.note.empty()) f.fail("note", "deviation = true needs a note saying why");
   f.reject_unknown();
   return c;
@@ -172,6 +178,21 @@ const std::string& shared_reference_code() {
     return all;
   }();
   return text;
+}
+
+/// An elementwise task by its tags: "elementwise" and nothing that combines elements (a
+/// reduction, a product, a normalization ...), where an output element depends on one input
+/// element and a per-element check is sound.
+bool elementwise_by_tags(const std::vector<std::string>& tags) {
+  static const std::set<std::string> combining = {
+      "reduction", "matmul",  "gemm", "gemv",       "convolution", "normalization",
+      "softmax",   "pooling", "scan", "cumulative", "loss",        "attention"};
+  bool elementwise = false;
+  for (const auto& t : tags) {
+    if (combining.count(t)) return false;
+    elementwise = elementwise || t == "elementwise";
+  }
+  return elementwise;
 }
 
 }  // namespace
@@ -201,7 +222,17 @@ Task load_task(const fs::path& dir) {
   t.difficulty = static_cast<int>(f.integer("difficulty", 0));
   t.summary = f.str("summary", true);
   t.tags = f.strings("tags");
+  const std::string work = f.str("work", false, "compute");
+  if (work == "data_movement") {
+    t.work = Work::DataMovement;
+  } else if (work != "compute") {
+    f.fail("work", "'" + work + "' is not one of compute, data_movement");
+  }
   t.contract = parse_contract(f.table("contract"), file);
+  const toml::table* contract_table = root["contract"].as_table();
+  if (!contract_table || !contract_table->contains("special_check")) {
+    t.contract.per_element_special = elementwise_by_tags(t.tags);
+  }
   t.compat = parse_compat(f.table("compat"), file);
   f.reject_unknown();
 

@@ -50,12 +50,12 @@ CallRecords::CallRecords(const std::vector<probe::Record>& records)
 
 ProbeTimes analyze_calls(const std::vector<probe::Record>& records,
                          const std::vector<std::uint64_t>& ids,
-                         const std::vector<std::string>& triton_functions) {
-  return analyze_calls(CallRecords(records), ids, triton_functions);
+                         const std::vector<std::string>& triton_functions, bool glue_is_work) {
+  return analyze_calls(CallRecords(records), ids, triton_functions, glue_is_work);
 }
 
 ProbeTimes analyze_calls(const CallRecords& index, const std::vector<std::uint64_t>& ids,
-                         const std::vector<std::string>& triton_functions) {
+                         const std::vector<std::string>& triton_functions, bool glue_is_work) {
   ProbeTimes t;
   const Groups& groups = index.activity;
   probe::Attribution total;
@@ -96,9 +96,15 @@ ProbeTimes analyze_calls(const CallRecords& index, const std::vector<std::uint64
     total.inductor_ns += a.inductor_ns;
     total.unknown_ns += a.unknown_ns;
     total.copy_ns += a.copy_ns;
+    total.glue_ns += a.glue_ns;
   }
-  if (!triton_functions.empty() && total.kernel_ns() > 0) {
-    t.kernel_share = total.candidate_share();
+  const std::uint64_t glue = total.all_glue_ns();
+  const std::uint64_t compute = total.kernel_ns() + (glue_is_work ? glue : 0);
+  if (!triton_functions.empty() && compute > 0) {
+    t.kernel_share = static_cast<double>(total.candidate_ns) / static_cast<double>(compute);
+  }
+  if (total.kernel_ns() + glue > 0) {
+    t.glue_share = static_cast<double>(glue) / static_cast<double>(total.kernel_ns() + glue);
   }
   t.candidate_ns = total.candidate_ns;
   return t;

@@ -14,7 +14,11 @@ struct ProbeTimes {
   std::vector<double> span_ms;         ///< per call that ran GPU work: first start to last end
   std::vector<double> busy_ms;         ///< per call: time with at least one kernel or copy running
   size_t calls_without_work = 0;       ///< pushed ids with no GPU record at all
-  std::optional<double> kernel_share;  ///< the candidate's own kernels' share of kernel time
+  std::optional<double> kernel_share;  ///< the candidate's own kernels' share of the compute
+                                       ///< time (candidate and library kernels, glue left out
+                                       ///< unless the task's work is data movement)
+  std::optional<double> glue_share;    ///< copies, casts, fills, memcpy and memset: their share
+                                       ///< of all timed GPU time of the calls
   std::uint64_t unattributed_records = 0;  ///< untagged GPU work inside the calls' windows
   std::string unattributed_example;        ///< the name of one such kernel
   std::uint64_t escaped_records = 0;       ///< a call's own GPU work still running after the call
@@ -48,12 +52,17 @@ struct CallRecords {
 /// timer's work after it, both on the timed stream; without those records, from its host
 /// markers.
 /// `triton_functions` are the candidate's @triton.jit names (empty: no share is computed).
+/// Glue (probe::looks_like_glue_kernel, copies, sets) is kept out of the kernel share and
+/// reported as glue_share; when `glue_is_work` (a task whose work is data movement, task.toml's
+/// `work = "data_movement"`) it counts as library work in the kernel share.
 ProbeTimes analyze_calls(const CallRecords& records, const std::vector<std::uint64_t>& ids,
-                         const std::vector<std::string>& triton_functions);
+                         const std::vector<std::string>& triton_functions,
+                         bool glue_is_work = false);
 /// The same over records not yet indexed.
 ProbeTimes analyze_calls(const std::vector<probe::Record>& records,
                          const std::vector<std::uint64_t>& ids,
-                         const std::vector<std::string>& triton_functions);
+                         const std::vector<std::string>& triton_functions,
+                         bool glue_is_work = false);
 
 /// The stated bound between the two clocks: the in-process CUDA-event median may not be
 /// shorter than the probe's span median by more than 10% and 2 µs (events bracket the

@@ -121,7 +121,8 @@ std::set<std::string> judged_as_inputs(const json& ref_ev, const json& cand_ev) 
 
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
                      const TensorFile& shadow, const suite::Contract& contract,
-                     bool shapes_only = false, const std::set<std::string>& skip = {}) {
+                     bool shapes_only = false, const std::set<std::string>& skip = {},
+                     bool per_element = false) {
   for (const auto& r : ref.tensors) {
     if (skip.count(r.name)) continue;
     const Tensor* c = cand.find(r.name);
@@ -143,13 +144,14 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
       }
       continue;
     }
-    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract), r.name);
+    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract, per_element), r.name);
   }
 }
 
 void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
                     const TensorFile& ref_after, const TensorFile& shadow_after,
-                    const suite::Contract& contract, bool shapes_only = false) {
+                    const suite::Contract& contract, bool shapes_only = false,
+                    bool per_element = false) {
   for (const auto& original : in.tensors) {
     // The worker sends back only the inputs the call changed: a missing one is unchanged.
     const Tensor* after = cand_after.find(original.name);
@@ -163,8 +165,10 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
       continue;
     }
     if (expected) {
-      worsen(v, compare_leaf(*after, *expected, shadow_after.find(original.name), contract),
-             "updated input " + original.name);
+      worsen(
+          v,
+          compare_leaf(*after, *expected, shadow_after.find(original.name), contract, per_element),
+          "updated input " + original.name);
     } else if (after != &original && !after->bitwise_equal(original)) {
       worsen(v,
              {Status::InputMutation, INFINITY, 0,
@@ -208,9 +212,12 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   const TensorFile cand_after = read_optional(with_role(f.cand_base, "cand_after"));
   const TensorFile cand = with_same_as(read_tensor_file(with_role(f.cand_base, "cand")),
                                        f.cand_event, cand_after, &r.in);
+  // Special values (the case's inputs came from ctx.special()) of an elementwise task: every
+  // finite element against its own magnitude, since the extremes set the normwise scale.
+  const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
   compare_outputs(v, cand, r.ref, r.shadow, contract, random,
-                  judged_as_inputs(f.ref_event, f.cand_event));
-  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random);
+                  judged_as_inputs(f.ref_event, f.cand_event), per_element);
+  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random, per_element);
   return v;
 }
 

@@ -146,14 +146,22 @@ LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite:
 }
 
 LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& shadow,
-                           const suite::Contract& k) {
+                           const suite::Contract& k, bool per_element) {
   struct State {
     double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
+    double elem_ratio = 0;          // per-element rule: worst error over the element's allowance
+    size_t elem_bad = 0;            // elements beyond their allowance
     FirstBad invented, mismatched;  // finite where both are not; non-finite of the wrong class
+    FirstBad elem_first;            // the first element beyond its allowance
   };
+  // Per element: |c-s| <= ratio * max(|r-s|, ulp_floor * eps * max(|s|, 1)). Below magnitude 1
+  // the allowance is absolute (a formula accurate to a few ulps of 1, or a flushed subnormal,
+  // passes); above it, relative to the element's own value.
+  const double elem_floor = k.ulp_floor * dtype_eps(ref.dtype);
   auto states = for_chunks<State>(
       cand, ref, &shadow,
-      [](State& st, size_t first, size_t count, const double* c, const double* r, const double* s) {
+      [per_element, elem_floor, &k](State& st, size_t first, size_t count, const double* c,
+                                    const double* r, const double* s) {
         for (size_t i = 0; i < count; ++i) {
           Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
           if (cc != Cls::Finite && cc != rc && cc != sc) {
@@ -176,6 +184,13 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
             st.sq_r += e * e;
             st.norm_r += s[i] * s[i];
           }
+          if (per_element && cc == Cls::Finite) {
+            const double own = rc == Cls::Finite ? std::fabs(r[i] - s[i]) : 0.0;
+            const double base = std::max(own, elem_floor * std::max(std::fabs(s[i]), 1.0));
+            const double q = std::fabs(c[i] - s[i]) / base;
+            st.elem_ratio = std::max(st.elem_ratio, q);
+            if (!(q <= k.ratio)) ++st.elem_bad, st.elem_first.offer(first + i, c[i], r[i], s[i]);
+          }
         }
       });
   State a;
@@ -186,6 +201,9 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
     a.sq_c += st.sq_c, a.sq_r += st.sq_r, a.norm_c += st.norm_c, a.norm_r += st.norm_r;
     a.invented.merge(st.invented);
     a.mismatched.merge(st.mismatched);
+    a.elem_ratio = std::max(a.elem_ratio, st.elem_ratio);
+    a.elem_bad += st.elem_bad;
+    a.elem_first.merge(st.elem_first);
   }
   if (a.mismatched.index != SIZE_MAX && a.mismatched.index <= a.invented.index) {
     const auto& b = a.mismatched;
@@ -206,9 +224,16 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
   const double ratio_inf = a.err_c_inf / std::max(a.err_r_inf, k.ulp_floor * eps * scale);
   const double ratio_l2 = l2_c / std::max(l2_r, k.ulp_floor * eps);
   LeafVerdict v;
-  v.ratio = std::max(ratio_inf, ratio_l2);
+  v.ratio = std::max({ratio_inf, ratio_l2, a.elem_ratio});
   v.max_abs_err = a.err_c_inf;
-  if (!(v.ratio <= k.ratio)) {
+  if (a.elem_bad) {
+    const auto& b = a.elem_first;
+    v.status = Status::NumericalMismatch;
+    v.detail = fmt::format(
+        "{} elements beyond {:.3g}x their own allowance (special values are checked per element; "
+        "worst ratio {:.3g}; first at flat index {}: got {}, float64 gives {}, PyTorch {})",
+        a.elem_bad, k.ratio, a.elem_ratio, b.index, b.got, b.float64, b.expected);
+  } else if (!(v.ratio <= k.ratio)) {
     v.status = Status::NumericalMismatch;
     v.detail = fmt::format(
         "error ratio {:.3g} > {:.3g} (max |err| {:.3g} vs PyTorch's {:.3g}; "
@@ -221,7 +246,7 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
 }  // namespace
 
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                         const suite::Contract& contract) {
+                         const suite::Contract& contract, bool per_element) {
   if (cand.shape != ref.shape) {
     return fail(Status::ShapeMismatch,
                 fmt::format("shape {} expected {}", cand.shape_string(), ref.shape_string()));
@@ -236,7 +261,7 @@ LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* sh
   const bool use_shadow =
       contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
   if (!use_shadow) return compare_allclose(cand, ref, contract);
-  return compare_shadow(cand, ref, *shadow, contract);
+  return compare_shadow(cand, ref, *shadow, contract, per_element);
 }
 
 }  // namespace kbx::verdict

@@ -17,7 +17,9 @@ struct LeafVerdict {
 
 /// Compares a candidate tensor with the reference at the task's dtype and, for the shadow
 /// model, the float64 shadow (which may be null when the task has none: then allclose/exact).
+/// `per_element` (special-value cases of elementwise tasks) adds the per-element rule of the
+/// shadow model: each finite element against its own magnitude (docs/task-format.md).
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                         const suite::Contract& contract);
+                         const suite::Contract& contract, bool per_element = false);
 
 }  // namespace kbx::verdict

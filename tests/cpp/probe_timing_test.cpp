@@ -60,6 +60,97 @@ TEST(ProbeTiming, LibraryKernelsLowerTheShare) {
   EXPECT_LT(*t.kernel_share, 0.1);  // a torch.matmul in disguise: a fallback
 }
 
+// Kernel names PyTorch 2.x gives its copy, cast and fill kernels on the H200 (mangled, as CUPTI
+// reports them), and compute kernels that must stay library work.
+constexpr const char* kBroadcastCopy =
+    "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_nocastIZZZNS0_23direct_"
+    "copy_kernel_cudaERNS_18TensorIteratorBaseEENKUlvE1_clEvENKUlvE8_clEvEUlfE_EEvS4_RKT_EUliE_"
+    "EEviT1_";
+constexpr const char* kCastCopy =
+    "_ZN2at6native27unrolled_elementwise_kernelIZZZNS0_23direct_copy_kernel_cudaERNS_"
+    "18TensorIteratorBaseEENKUlvE1_clEvENKUlvE4_clEvEUlN3c104HalfEE_St5arrayIPcLm2EE";
+constexpr const char* kFill =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_"
+    "T1_";
+constexpr const char* kBf16Copy =
+    "void at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase &)::{lambda(float)#1}";
+constexpr const char* kCat =
+    "_ZN2at6native12_GLOBAL__N_119CatArrayBatchedCopyIfjLi2ELi128ELi1EEEvPT_NS1_"
+    "25CatArrInputTensorMetadataIS3_T0_XT2_EXT3_EEENS1_16TensorSizeStrideIS6_Lj4EEEiS6_";
+constexpr const char* kAddKernel =
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEv"
+    "iT0_T1_";
+constexpr const char* kSoftmax =
+    "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false, false>(T2 *, "
+    "const T1 *, int, int, int, const bool *, int, bool) [with at::native::...]";
+
+TEST(ProbeTiming, GlueKernelNames) {
+  for (const char* glue : {kBroadcastCopy, kCastCopy, kFill, kBf16Copy, kCat}) {
+    EXPECT_TRUE(probe::looks_like_glue_kernel(glue)) << glue;
+  }
+  for (const char* compute :
+       {kAddKernel, kSoftmax, "ampere_sgemm_128x64_nn", "nvjet_hsh_128x256_64x4_2x1_v_bz_coopB_NNT",
+        "_Z28indexSelectLargeIndexIfjLi2ELi2ELin2ELb1EEvN2at4cuda6detail10TensorInfoIT_T0_EE"}) {
+    EXPECT_FALSE(probe::looks_like_glue_kernel(compute)) << compute;
+  }
+  // A Triton function named like a copy is the candidate's own kernel, never glue.
+  EXPECT_FALSE(probe::looks_like_glue_kernel("direct_copy_kernel_cuda"));
+}
+
+/// An honest add that broadcasts its bias through expand(...).contiguous(): the copy takes more
+/// time than its own kernel. Glue, not fallback: the share stays 1, the glue share is reported.
+TEST(ProbeTiming, BroadcastCopyIsGlueNotFallback) {
+  std::vector<Record> recs = {marker(Kind::Push, 1, 0), kernel(kBroadcastCopy, 1, 100, 640),
+                              kernel("add_kernel", 1, 650, 1110), marker(Kind::Pop, 1, 50)};
+  auto t = timing::analyze_calls(recs, {1}, {"add_kernel"});
+  ASSERT_TRUE(t.kernel_share && t.glue_share);
+  EXPECT_DOUBLE_EQ(*t.kernel_share, 1.0);
+  EXPECT_NEAR(*t.glue_share, 540.0 / 1000.0, 1e-12);
+}
+
+/// A softmax over dim 0 through a transposing copy in and out, plus a fill and a memset.
+TEST(ProbeTiming, TransposeCastAndFillAreGlue) {
+  Record memset;
+  memset.kind = Kind::Memset;
+  memset.external_id = 1;
+  memset.start_ns = 3000;
+  memset.end_ns = 3100;
+  std::vector<Record> recs = {marker(Kind::Push, 1, 0),
+                              kernel(kBroadcastCopy, 1, 100, 1000),
+                              kernel("softmax_kernel", 1, 1000, 1200),
+                              kernel(kCastCopy, 1, 1200, 2000),
+                              kernel(kFill, 1, 2000, 2100),
+                              memset,
+                              marker(Kind::Pop, 1, 50)};
+  auto t = timing::analyze_calls(recs, {1}, {"softmax_kernel"});
+  ASSERT_TRUE(t.kernel_share && t.glue_share);
+  EXPECT_DOUBLE_EQ(*t.kernel_share, 1.0);
+  EXPECT_NEAR(*t.glue_share, 1900.0 / 2100.0, 1e-12);
+}
+
+/// Library compute behind a token Triton launch stays fallback, glue or not around it.
+TEST(ProbeTiming, MatmulBehindTokenLaunchIsStillFallback) {
+  std::vector<Record> recs = {marker(Kind::Push, 7, 0), kernel(kFill, 7, 5, 9),
+                              kernel("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 7, 10, 1010),
+                              kernel("tiny_triton_touch", 7, 1020, 1030), marker(Kind::Pop, 7, 5)};
+  auto t = timing::analyze_calls(recs, {7}, {"tiny_triton_touch"});
+  ASSERT_TRUE(t.kernel_share.has_value());
+  EXPECT_LT(*t.kernel_share, 0.1);
+}
+
+/// In a task whose work is data movement (a gather, a permute), copies are the op's work:
+/// torch's copy behind a token launch is a fallback there.
+TEST(ProbeTiming, GlueIsLibraryWorkInDataMovementTasks) {
+  std::vector<Record> recs = {marker(Kind::Push, 1, 0), kernel(kBroadcastCopy, 1, 100, 1100),
+                              kernel("token_kernel", 1, 1100, 1110), marker(Kind::Pop, 1, 50)};
+  auto as_glue = timing::analyze_calls(recs, {1}, {"token_kernel"});
+  EXPECT_DOUBLE_EQ(*as_glue.kernel_share, 1.0);
+  auto as_work = timing::analyze_calls(recs, {1}, {"token_kernel"}, /*glue_is_work=*/true);
+  ASSERT_TRUE(as_work.kernel_share.has_value());
+  EXPECT_LT(*as_work.kernel_share, 0.05);
+  EXPECT_NEAR(*as_work.glue_share, 1000.0 / 1010.0, 1e-12);
+}
+
 TEST(ProbeTiming, UntaggedWorkInsideACallIsUnattributed) {
   auto recs = two_calls();
   recs.push_back(kernel("other_thread_kernel", 0, 5000, 6000));  // no id, inside call 1

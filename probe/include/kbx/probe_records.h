@@ -209,6 +209,12 @@ std::string_view origin_name(KernelOrigin origin);
 /// candidate functions whose names imitate library kernels.
 bool looks_like_library_kernel(std::string_view name);
 
+/// True when `name` is a library kernel that only moves data: PyTorch's copies (contiguous,
+/// clone, transposing or broadcasting copies), dtype casts (direct_copy_kernel_cuda and the
+/// float16/bfloat16/float8 copy kernels), fills (FillFunctor: zeros, full, zero_) and cat's
+/// batched copy. Such glue is not the op's work done by a library (docs/probe.md).
+bool looks_like_glue_kernel(std::string_view name);
+
 /// Classifies a kernel name given the candidate's @triton.jit function names. Library patterns
 /// win over candidate names, so a candidate cannot claim a cuBLAS kernel by naming a function
 /// after it. A Triton kernel is named after its function, optionally followed (older Triton) by
@@ -227,12 +233,16 @@ struct Attribution {
   std::uint64_t inductor_ns = 0;
   std::uint64_t unknown_ns = 0;
   std::uint64_t copy_ns = 0;  ///< Memcpy and Memset: glue, not counted in kernel_ns()
+  std::uint64_t glue_ns = 0;  ///< library kernels that only copy, cast or fill: not in kernel_ns()
   std::uint64_t kernel_ns() const { return candidate_ns + library_ns + inductor_ns + unknown_ns; }
+  /// Glue kernels, copies and sets: data movement around the candidate's kernels.
+  std::uint64_t all_glue_ns() const { return glue_ns + copy_ns; }
   /// candidate_ns / kernel_ns(); 0 when the call ran no kernel.
   double candidate_share() const;
 };
 
-/// Sums the durations of the timed activity records by origin.
+/// Sums the durations of the timed activity records by origin; library kernels that
+/// looks_like_glue_kernel() go to glue_ns, copies and sets to copy_ns.
 Attribution attribute(std::span<const Record> records,
                       std::span<const std::string> triton_functions);
 
