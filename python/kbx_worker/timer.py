@@ -106,7 +106,8 @@ class L2Guard:
         return rc == 0
 
     def _note(self, what):
-        if what not in self.found:
+        kind = what.split(" (")[0]
+        if not any(f.split(" (")[0] == kind for f in self.found):
             self.found.append(what)
 
     def check(self, stream=None, repair=True):
