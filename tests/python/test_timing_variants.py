@@ -211,7 +211,8 @@ def test_the_l2_guard_notes_and_undoes_persisting_settings():
 
 
 def test_the_l2_guard_is_inert_without_a_driver_or_after_an_error():
-    assert not timer.L2Guard(driver=None).__class__(None).active or timer._DRIVER is not None
+    if timer._DRIVER is None:  # no libcuda.so.1 here: the guard does nothing
+        assert not timer.L2Guard().active and not timer.L2Guard().check(stream=1)
     d = FakeDriver()
     d.fns["cuCtxGetLimit"] = lambda ptr, which: 801  # CUDA_ERROR_NOT_SUPPORTED
     g = timer.L2Guard(d.fns)
