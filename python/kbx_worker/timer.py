@@ -56,8 +56,10 @@ class _AccessPolicyWindow(ctypes.Structure):
 
 
 def _load_driver():
-    """The driver's persisting-L2 functions, looked up when this module is imported (before any
-    candidate code runs); None where there is no CUDA driver (CPU machines)."""
+    """The driver's persisting-L2 functions; None where there is no CUDA driver (CPU machines).
+    Looked up once, by the first L2Guard, which the worker makes right after CUDA starts and
+    before the candidate is imported (not at import: the warm parent imports this module and
+    must not load the driver before it forks)."""
     try:
         lib = ctypes.CDLL("libcuda.so.1")
         fns = {name: getattr(lib, name) for name in (
@@ -75,7 +77,13 @@ def _load_driver():
     return fns
 
 
-_DRIVER = _load_driver()
+_DRIVER_CACHE = []
+
+
+def _driver():
+    if not _DRIVER_CACHE:
+        _DRIVER_CACHE.append(_load_driver())
+    return _DRIVER_CACHE[0]
 
 
 class L2Guard:
@@ -89,9 +97,10 @@ class L2Guard:
     driver, or where a call fails (a GPU without persisting L2 support)."""
 
     def __init__(self, driver=None):
-        self.driver = driver if driver is not None else _DRIVER
+        self.driver = driver if driver is not None else _driver()
         self.found = []  # what a candidate changed, as readable strings (deduplicated)
-        self.errors = []
+        self.errors = []  # a failed limit call turns the guard off; a failed stream call, the
+        self.window_errors = []  # stream part only (the legacy default stream may refuse it)
         self._value = ctypes.create_string_buffer(_ATTR_VALUE_BYTES)
         self._zero = ctypes.create_string_buffer(_ATTR_VALUE_BYTES)
 
@@ -102,7 +111,8 @@ class L2Guard:
     def _call(self, name, *args):
         rc = self.driver[name](*args)
         if rc != 0:
-            self.errors.append(f"{name}: CUresult {rc}")
+            (self.window_errors if "Stream" in name else self.errors).append(
+                f"{name}: CUresult {rc}")
         return rc == 0
 
     def _note(self, what):
@@ -124,6 +134,8 @@ class L2Guard:
             if repair:
                 self._call("cuCtxSetLimit", CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)
                 self._call("cuCtxResetPersistingL2Cache")
+        if self.window_errors:
+            return seen
         handle = ctypes.c_void_p(self._stream(stream))
         ctypes.memset(self._value, 0, _ATTR_VALUE_BYTES)
         if self._call("cuStreamGetAttribute", handle, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,

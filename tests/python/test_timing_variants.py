@@ -211,9 +211,18 @@ def test_the_l2_guard_notes_and_undoes_persisting_settings():
 
 
 def test_the_l2_guard_is_inert_without_a_driver_or_after_an_error():
-    if timer._DRIVER is None:  # no libcuda.so.1 here: the guard does nothing
+    if timer._driver() is None:  # no libcuda.so.1 here: the guard does nothing
         assert not timer.L2Guard().active and not timer.L2Guard().check(stream=1)
     d = FakeDriver()
     d.fns["cuCtxGetLimit"] = lambda ptr, which: 801  # CUDA_ERROR_NOT_SUPPORTED
     g = timer.L2Guard(d.fns)
     assert not g.check(stream=1) and not g.active and g.errors
+
+
+def test_a_stream_that_refuses_attributes_leaves_the_limit_checked():
+    d = FakeDriver()
+    d.fns["cuStreamGetAttribute"] = lambda stream, which, buf: 400  # invalid handle
+    g = timer.L2Guard(d.fns)
+    assert not g.check(stream=0) and g.active and g.window_errors
+    d.limit = 1 << 20
+    assert g.check(stream=0) and d.limit == 0
