@@ -5,6 +5,7 @@ and the supervisor compares them with the reference's, which another process pro
 """
 
 import os
+import random
 import sys
 import time
 import traceback
@@ -18,7 +19,7 @@ from .calls import classify_exception, same_bits, save_result, set_tf32, sync
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import read_kbt, write_kbt
-from .timer import CudaTimer, tampered
+from .timer import CudaTimer, Reservoir, l2_guard, tampered, variant_rounds
 
 
 class LaunchCounter:
@@ -152,10 +153,56 @@ def _load(tensors, values):
         t.copy_(values[k])
 
 
-def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel):
-    """Times a full case. With a fresh twin, the timed calls alternate between the case's values
-    and the twin's, written into the same tensors, and one more call on the twin's values is
-    judged: a result cached across calls cannot pass it."""
+DECOYS = 2  # value variants per timed case besides the case's own and its judged twin's
+
+
+def _snapshot(result, tensors):
+    """Copies of a timed call's result and of the tensors it ran on, taken right after the call
+    (outside its timed span), before the next call's values overwrite them. A result leaf that
+    is one of the inputs (an out= argument) stays that same copy, so saving it later still
+    finds it to be the updated input."""
+    copies = {id(t): c for t, c in ((t, t.detach().clone()) for t in tensors.values())}
+    named = {k: copies[id(t)] for k, t in tensors.items()}
+
+    def copy(v):
+        if isinstance(v, torch.Tensor):
+            if id(v) not in copies:
+                copies[id(v)] = v.detach().clone()
+            return copies[id(v)]
+        if isinstance(v, tuple):
+            return tuple(copy(x) for x in v)
+        if isinstance(v, list):
+            return [copy(x) for x in v]
+        return v
+
+    return copy(result), named
+
+
+def _decoys(inputs, twin, count):
+    """More values of the case's shapes from the task's generator (seeds derived from the twin's
+    run-time seed), timed but not judged: a cache keyed on input values needs an entry for each.
+    None when the generator cannot rebuild them."""
+    spec = inputs.generators.get(twin.get("fresh_of", ""))
+    if spec is None or "case_seed" not in twin:
+        return []
+    out = []
+    for k in range(count):
+        try:
+            out.append(inputs._rebuild(spec, (twin["case_seed"] * 0x9E3779B1 + k + 1) % (1 << 63)))
+        except Exception:  # the generator failed on another seed: fewer decoys
+            break
+    return out
+
+
+def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel,
+               seed=0):
+    """Times a full case on fresh values for every call: before each timed call (outside its
+    timed span) the timer writes one of several value variants into the case's tensors: the
+    case's own, its fresh twin's (from the reference worker, with reference outputs) and
+    decoys from the task's generator, in rounds of a random order chosen at run time. One of
+    the timed calls on the twin's values, picked at random among them, is copied out right
+    after it ran and judged like any case: a result that does not follow its inputs fails it.
+    The timing event names the variant of every call (`variants`; the twin is 1)."""
     t_time = time.perf_counter()
     variants = None
     if twin is not None:
@@ -163,29 +210,65 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         fresh, fresh_from = inputs.get(twin)
         try:  # tensors that cannot take the values in place (expanded views): judge it apart
             _load(tensors, original)
-            variants = (original, fresh)
+            variants = [original, fresh] + _decoys(inputs, twin, DECOYS)
         except (RuntimeError, KeyError):
             variants = None
-    before_each = (lambda i: _load(tensors, variants[i % 2])) if variants else None
+    rng = random.Random(seed)
+    order = variant_rounds(rng, len(variants)) if variants else None
+    pick = Reservoir(rng)
+    schedule, launches_before, judged = [], {}, {}
+
+    def before_each(i):
+        v = next(order)
+        schedule.append(v)
+        _load(tensors, variants[v])
+        launches_before[i] = counter.count
+
+    def after_each(i, result):
+        if schedule[i] == 1 and pick.offer():
+            judged["result"], judged["tensors"] = _snapshot(result, tensors)
+            judged["launches"] = counter.count - launches_before[i]
+            judged["call"] = i
+        launches_before.pop(i, None)
+
     try:
-        ms = timer.run(lambda: entry(*args, **kwargs), before_each)
+        ms = timer.run(lambda: entry(*args, **kwargs), before_each if variants else None,
+                       after_each if variants else None)
     except Exception as exc:
         _fail(channel, "time", exc, case=case["name"])
         return False
+    l2 = getattr(timer, "l2", None)
     channel.send("timing", case=case["name"], ms=ms, seconds=time.perf_counter() - t_time,
-                 probe_ids=timer.last_ids if timer.probe.active else [], tampered=tampered(),
-                 host_ms=timer.last_host_ms)
+                 probe_ids=timer.last_ids if timer.probe.active else [],
+                 tampered=tampered() + (list(l2.found) if l2 is not None else []),
+                 host_ms=timer.last_host_ms, variants=schedule if variants else [],
+                 judged_variant=1 if variants else None)
     if twin is None:
         return True
-    if variants is None:
+    if variants is None or "result" not in judged:
         args2, kwargs2 = decode_call(twin["call"], fresh)
         pristine = {k: v.detach().clone() for k, v in fresh.items()}
         return _judged_call(entry, twin, fresh, args2, kwargs2, pristine, counter, device, channel,
                             read_s=0.0, inputs_from=fresh_from)
-    _load(tensors, variants[1])
+    return _report_judged(twin, judged, fresh, device, channel, inputs_from=fresh_from)
+
+
+def _report_judged(twin, judged, pristine, device, channel, **facts):
+    """Saves and reports a timed call's copied result, as _judged_call does for a call of its
+    own."""
     sync(device)
-    return _judged_call(entry, twin, tensors, args, kwargs, variants[1], counter, device, channel,
-                        read_s=0.0, inputs_from=fresh_from)
+    tensors = judged["tensors"]
+    base = twin["out_prefix"]
+    t_save = time.perf_counter()
+    changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+    structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
+                                  updated=list(changed))
+    write_kbt(base + ".cand_after.kbt", changed)
+    channel.send("case", case=twin["name"], structure=structure, outputs=meta,
+                 triton_launches=judged["launches"], call_s=0.0,
+                 save_s=time.perf_counter() - t_save, read_s=0.0, timed_call=judged["call"],
+                 **facts)
+    return True
 
 
 def run(request, channel):
@@ -203,6 +286,7 @@ def run(request, channel):
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
         # at its start) is in place before anything the candidate does.
         torch.empty(1, device=device)
+        l2_guard()  # persisting L2 off from here on: a later setting is the candidate's
     inputs = CaseInputs(request, device)
     counter = LaunchCounter()
     sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
@@ -238,6 +322,7 @@ def run(request, channel):
         timer = CudaTimer(device, **request.get("timer", {}))
         for case, args, kwargs, tensors in timed:
             if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
-                              inputs, counter, device, channel):
+                              inputs, counter, device, channel,
+                              seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0)):
                 return 0
     return 0

@@ -27,9 +27,10 @@ FRESH_SUFFIX = "__fresh"
 
 
 class FreshTwin:
-    """A full case again with values from another seed. After timing the base case, the
-    candidate's worker writes these values into the very tensors it timed and calls once more:
-    a result cached across calls then comes back stale and fails this twin's comparison."""
+    """A full case again with values from another seed. The candidate's worker writes these
+    values (among others) into the very tensors it times, before some of the timed calls, and
+    one of those calls is judged against this twin's reference: a result cached across calls
+    then comes back stale and fails this twin's comparison."""
 
     def __init__(self, case):
         self.name = case.name + FRESH_SUFFIX
@@ -38,6 +39,12 @@ class FreshTwin:
         self.dist = case.dist
         self.random = False
         self.fresh_of = case.name
+
+
+def fresh_twins(cases):
+    """A twin for every full, deterministic case (random ones are judged by their statistics,
+    which a twin's single draw cannot do)."""
+    return [FreshTwin(c) for c in cases if c.tier == "full" and not getattr(c, "random", False)]
 
 
 def _run_case(ref, job, case, device, channel, timer):
@@ -128,10 +135,8 @@ def run(request, channel):
             ran = [c for c in ref.cases if c.tier in tiers]
             for case in ran:
                 _run_case(ref, job, case, device, channel, timer)
-            if job.get("fresh_twin"):  # one full, deterministic case gets a twin
-                base = next((c for c in ran if c.tier == "full" and not c.random), None)
-                if base is not None:
-                    _run_case(ref, job, FreshTwin(base), device, channel, timer)
+            for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
+                _run_case(ref, job, twin, device, channel, timer)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0)
         except Exception as exc:  # a broken reference is reported, the next task still runs

@@ -9,6 +9,7 @@ is spent.
 import ctypes
 import math
 import os
+import random
 import statistics
 import time
 
@@ -39,6 +40,180 @@ def _current(name):
 def tampered():
     """Names of timing functions that are no longer the ones the worker started with."""
     return [name for name, fn in _ORIGINALS.items() if _current(name) is not fn]
+
+
+# The CUDA driver's persisting-L2 controls (cuda.h): the limit, the stream attribute and its
+# value (CUlaunchAttributeValue, 64 bytes in CUDA 12 and 13; a larger buffer is passed).
+CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW = 1
+_ATTR_VALUE_BYTES = 256
+
+
+class _AccessPolicyWindow(ctypes.Structure):
+    _fields_ = [("base_ptr", ctypes.c_void_p), ("num_bytes", ctypes.c_size_t),
+                ("hitRatio", ctypes.c_float), ("hitProp", ctypes.c_int),
+                ("missProp", ctypes.c_int)]
+
+
+def _load_driver():
+    """The driver's persisting-L2 functions; None where there is no CUDA driver (CPU machines).
+    Looked up once, by the first L2Guard, which the worker makes right after CUDA starts and
+    before the candidate is imported (not at import: the warm parent imports this module and
+    must not load the driver before it forks)."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        fns = {name: getattr(lib, name) for name in (
+            "cuCtxGetLimit", "cuCtxSetLimit", "cuCtxResetPersistingL2Cache",
+            "cuStreamGetAttribute", "cuStreamSetAttribute")}
+    except (OSError, AttributeError):
+        return None
+    fns["cuCtxGetLimit"].argtypes = [ctypes.POINTER(ctypes.c_size_t), ctypes.c_int]
+    fns["cuCtxSetLimit"].argtypes = [ctypes.c_int, ctypes.c_size_t]
+    fns["cuCtxResetPersistingL2Cache"].argtypes = []
+    fns["cuStreamGetAttribute"].argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    fns["cuStreamSetAttribute"].argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    for fn in fns.values():
+        fn.restype = ctypes.c_int
+    return fns
+
+
+_DRIVER_CACHE = []
+
+
+def _driver():
+    if not _DRIVER_CACHE:
+        _DRIVER_CACHE.append(_load_driver())
+    return _DRIVER_CACHE[0]
+
+
+class L2Guard:
+    """Keeps persisting L2 off while timing: the persisting carve-out at 0 bytes, persisting
+    lines reset to normal, the timed stream's access-policy window cleared. A candidate that
+    marks its working set persisting makes an L2 scrub by memset useless (persisting lines
+    survive it) and reads from L2 at a multiple of HBM bandwidth.
+
+    check() reads the settings (cheap host calls), notes any change it did not make itself and
+    puts them back; reset() also resets the persisting lines. Inert on the CPU, without a
+    driver, or where a call fails (a GPU without persisting L2 support)."""
+
+    def __init__(self, driver=None):
+        self.driver = driver if driver is not None else _driver()
+        self.found = []  # what a candidate changed, as readable strings (deduplicated)
+        self.errors = []  # a failed limit call turns the guard off; a failed stream call, the
+        self.window_errors = []  # stream part only (the legacy default stream may refuse it)
+        self._value = ctypes.create_string_buffer(_ATTR_VALUE_BYTES)
+        self._zero = ctypes.create_string_buffer(_ATTR_VALUE_BYTES)
+
+    @property
+    def active(self):
+        return self.driver is not None and not self.errors
+
+    def _call(self, name, *args):
+        rc = self.driver[name](*args)
+        if rc != 0:
+            (self.window_errors if "Stream" in name else self.errors).append(
+                f"{name}: CUresult {rc}")
+        return rc == 0
+
+    def _note(self, what):
+        kind = what.split(" (")[0]
+        if not any(f.split(" (")[0] == kind for f in self.found):
+            self.found.append(what)
+
+    def check(self, stream=None, repair=True):
+        """Notes and undoes persisting-L2 settings that someone else made; returns True when it
+        found any. stream: the timed stream's handle (an int), or None for torch's current."""
+        if not self.active:
+            return False
+        limit = ctypes.c_size_t(0)
+        seen = False
+        if self._call("cuCtxGetLimit", ctypes.byref(limit), CU_LIMIT_PERSISTING_L2_CACHE_SIZE) \
+                and limit.value != 0:
+            self._note(f"persisting-L2 carve-out (cudaLimitPersistingL2CacheSize = {limit.value})")
+            seen = True
+            if repair:
+                self._call("cuCtxSetLimit", CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)
+                self._call("cuCtxResetPersistingL2Cache")
+        if self.window_errors:
+            return seen
+        handle = ctypes.c_void_p(self._stream(stream))
+        ctypes.memset(self._value, 0, _ATTR_VALUE_BYTES)
+        if self._call("cuStreamGetAttribute", handle, CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+                      self._value):
+            window = _AccessPolicyWindow.from_buffer(self._value)
+            if window.num_bytes != 0:
+                self._note(f"access-policy window on the timed stream ({window.num_bytes} bytes, "
+                           f"hit property {window.hitProp})")
+                seen = True
+                if repair:
+                    self._call("cuStreamSetAttribute", handle,
+                               CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, self._zero)
+                    self._call("cuCtxResetPersistingL2Cache")
+        return seen
+
+    def reset(self, stream=None):
+        """check(), then the persisting lines reset to normal and the carve-out set to 0 whatever
+        was read (before each batch, with the GPU idle)."""
+        seen = self.check(stream)
+        if self.active:
+            self._call("cuCtxResetPersistingL2Cache")
+            self._call("cuCtxSetLimit", CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)
+        return seen
+
+    @staticmethod
+    def _stream(stream):
+        if stream is not None:
+            return stream
+        return torch.cuda.current_stream().cuda_stream
+
+
+_GUARD = None
+
+
+def l2_guard():
+    """The process's L2Guard. The worker makes it (and so sets the carve-out to 0) when CUDA
+    starts, before the candidate is imported: any persisting setting seen later is not the
+    harness's."""
+    global _GUARD
+    if _GUARD is None:
+        _GUARD = L2Guard()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            _GUARD.reset()
+            _GUARD.found = []  # what was there before the candidate ran is not its doing
+    return _GUARD
+
+
+def variant_rounds(rng, k):
+    """Endless order of value variants 0..k-1 for timed calls: rounds that are each a random
+    permutation of all k, never the same variant twice in a row (also across rounds), the first
+    never 0 (the values the warm-up ran on). Every variant comes within each k calls, so a
+    variant's first timed call is early, and no variant waits long."""
+    prev = 0
+    if k < 2:
+        while True:
+            yield 0
+    while True:
+        order = list(range(k))
+        rng.shuffle(order)
+        if order[0] == prev:
+            j = rng.randrange(1, k)
+            order[0], order[j] = order[j], order[0]
+        yield from order
+        prev = order[-1]
+
+
+class Reservoir:
+    """Picks one item uniformly from a stream of unknown length: offer() says whether the n-th
+    offered item replaces the kept one (probability 1/n). The timer's judged call is one of a
+    case's timed calls on the judged values, chosen this way at run time."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.seen = 0
+
+    def offer(self):
+        self.seen += 1
+        return self.rng.randrange(self.seen) == 0
 REL_HALF_WIDTH = 0.01
 Z95 = 1.959964
 
@@ -128,6 +303,7 @@ class CudaTimer:
         self.scrub = torch.empty(L2_SCRUB_BYTES // 4, dtype=torch.int32, device=device)
         self.marker = torch.empty(1, dtype=torch.int32, device=device)
         self.probe = ProbeMarks()  # after CUDA has started: the probe is initialised by then
+        self.l2 = l2_guard()  # persisting L2 kept off; what a candidate set is in l2.found
         self.last_ids = []  # probe ids of the last run()'s calls, one per sample
         self.last_host_ms = []  # host time of each of the last run()'s calls (launch cost)
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
@@ -166,7 +342,7 @@ class CudaTimer:
             torch.cuda.synchronize(self.device)
         return (time.perf_counter() - t0) * 1e3 / calls
 
-    def _batch(self, fn, reps, before_each=None):
+    def _batch(self, fn, reps, before_each=None, after_each=None):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ids = []
@@ -174,25 +350,36 @@ class CudaTimer:
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         clock = _ORIGINALS["time.perf_counter"]
         host_ms = []
+        first = len(self.last_ids)
+        self.l2.reset()  # the GPU is idle here: persisting lines and carve-out back to none
         t_enqueue = clock()
+        result = None
         for i in range(reps):
             self.probe.push(harness=True)
+            if i > 0 and after_each is not None:
+                after_each(first + i - 1, result)  # before the next values overwrite its inputs
+            result = None
             if i == 0:
                 self._hold()
+            self.l2.check()
             if before_each is not None:
-                before_each(len(self.last_ids) + i)
+                before_each(first + i)
             self.scrub.zero_()
             self.probe.pop()
             ids.append(self.probe.push())
             t_host = clock()
             record(starts[i])
-            fn()
+            result = fn()
             record(ends[i])
             host_ms.append((clock() - t_host) * 1e3)
             self.probe.pop()
         # The end of the last call on the timed stream, as the probe sees it: work of a call
         # that is still running after this marker (or after the next call's scrub) escaped it.
         self.probe.push(harness=True)
+        if after_each is not None:
+            after_each(first + reps - 1, result)
+        result = None
+        self.l2.check()
         self.marker.zero_()
         self.probe.pop()
         enqueue_ms = (clock() - t_enqueue) * 1e3
@@ -204,16 +391,19 @@ class CudaTimer:
         self.last_host_ms += host_ms
         return [elapsed(s, e) for s, e in zip(starts, ends)]
 
-    def run(self, fn, before_each=None):
+    def run(self, fn, before_each=None, after_each=None):
         """Return a list of per-call milliseconds. before_each(i), when given, runs before the
-        i-th timed call, outside its timed window (before the L2 scrub)."""
+        i-th timed call, outside its timed window (before the L2 scrub); after_each(i, result)
+        right after it, outside it too (before the next call's before_each), with what the call
+        returned. Both run inside the timer's own probe-tagged work."""
         self._estimate_ms(fn)
         t0 = time.perf_counter()
         self.last_ids = []
         self.last_host_ms = []
         samples = []
         while len(samples) < self.max_reps:
-            samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)), before_each)
+            samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)), before_each,
+                                   after_each)
             if len(samples) < self.min_reps:
                 continue
             if converged(samples) or (time.perf_counter() - t0) * 1e3 >= self.budget_ms:

@@ -277,6 +277,9 @@ int run_eval(const EvalOptions& o) {
   st.time = o.time;
   st.keep_files = o.keep_files;
   st.seed = run->seed;
+  if (o.time) {  // a resumed run has its environment already; a new one gets it below
+    if (auto cal = store::calibration_for_run(db, *run).calibration) st.peaks = cal->peaks;
+  }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
   std::atomic<int> harness_errors{0};
@@ -314,6 +317,10 @@ int run_eval(const EvalOptions& o) {
     if (!hello.is_null() && !environment_saved) {
       db.set_run_environment(run->id, environment_of(hello, env).dump());
       environment_saved = true;
+      // The physical floor's peaks: the calibration the report uses for this run (issue 20).
+      if (auto with_env = db.find_run(key); with_env && o.time) {
+        if (auto cal = store::calibration_for_run(db, *with_env).calibration) st.peaks = cal->peaks;
+      }
       if (o.device == "cuda" && !hello.value("cuda_available", false)) {
         throw Error(
             "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "kbx/probe_records.h"
+#include "timing/guards.h"
 #include "timing/probe_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
@@ -499,6 +500,51 @@ void grade_levels(store::Result& r, const ReferenceCases& ref, const suite::Task
   r.kbx = verdict::grade(verdict::Level::Kbx, cases, job_fail, track_reject);
 }
 
+/// The worker's timing event of each timed case.
+std::map<std::string, json> timing_events(const sandbox::Outcome& o) {
+  std::map<std::string, json> out;
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") == "timing") out[e.value("case", "")] = e;
+  }
+  return out;
+}
+
+/// The timing guards of issue 20 on a timed case that passed so far: a cache keyed on input
+/// values (timing::cache_signature, on the worker's per-call event samples and the variant
+/// of each call), then the physical floor (timing::roofline_floor against the run's
+/// calibration; without one the case is flagged no_floor).
+std::optional<std::pair<Status, std::string>> check_timing_guards(store::CaseResult& cr,
+                                                                  const json& timing_ev,
+                                                                  const JobSettings& st) {
+  const auto ms = timing_ev.value("ms", std::vector<double>{});
+  std::vector<int> variants;
+  for (const auto& v : timing_ev.value("variants", json::array())) {
+    variants.push_back(v.is_number_integer() ? v.get<int>() : -1);
+  }
+  if (variants.empty()) add_flag(cr.timing_flags, "same_values");  // no variants: not checked
+  if (auto cached = timing::cache_signature(ms, variants)) {
+    add_flag(cr.timing_flags, "cached_per_values");
+    return std::pair{Status::StaleResult, *cached};
+  }
+  if (st.peaks.empty()) {
+    add_flag(cr.timing_flags, "no_floor");
+    return std::nullopt;
+  }
+  if (!cr.cand_ms) return std::nullopt;
+  const auto floor =
+      timing::roofline_floor(cr.flops.value_or(0), cr.bytes.value_or(0), cr.dtype, st.peaks);
+  if (floor && timing::below_floor(*cr.cand_ms, *floor)) {
+    add_flag(cr.timing_flags, "below_roofline");
+    return std::pair{Status::ImpossibleSpeed,
+                     fmt::format("timed at {:.4f} ms per call, but the cost model's work needs at "
+                                 "least {:.4f} ms at the calibrated peaks ({}): {:.0f}% of the "
+                                 "roofline, beyond the {:.0f}% that timing error allows",
+                                 *cr.cand_ms, floor->ms, floor->basis,
+                                 100 * floor->ms / *cr.cand_ms, 100 * timing::kFloorMargin)};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
@@ -536,7 +582,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   const fs::path source_path = job_dir / (task.name + ".py");
   write_file(source_path, cand.source);
 
-  const json request = build_request(env, st, task, ref, source_path, job_dir);
+  json request = build_request(env, st, task, ref, source_path, job_dir);
+  // The order of value variants in the timed loops, chosen here at run time (issue 20).
+  request["timing_seed"] =
+      (st.seed ^ (static_cast<std::uint64_t>(cand.id) * 0x9E3779B97F4A7C15ULL)) & 0xFFFFFFFFFFFFULL;
   const double t_spawn = monotonic_seconds();
   EarlyComparisons early;
   sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
@@ -552,6 +601,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   }
 
   const WorkerReport w = collect(o);
+  const auto timed_events = timing_events(o);
   const double t_probe = monotonic_seconds();
   ProbeData probe = read_probe(o, env, first_event(o, "static"));
   probe.glue_is_work = task.work == suite::Work::DataMovement;
@@ -590,8 +640,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     compare_s += monotonic_seconds() - t_compare;
     if (v.status != Status::Passed && ev.contains("fresh_of")) {
       v.detail = fmt::format(
-          "after timing, on fresh values written into the tensors it was timed "
-          "on, the result is wrong (a result cached across calls?): {}",
+          "on fresh values written into the tensors it was timed on, a timed call's result "
+          "is wrong (a result cached across calls?): {}",
           v.detail);
       v.status = Status::StaleResult;
     }
@@ -612,6 +662,17 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       auto bad = fill_probe_timing(cr, probe, w, st.track);
       probe_s += monotonic_seconds() - t_analyze;
       if (bad) {
+        cr.status = status_str(bad->first);
+        cr.detail = bad->second;
+        if (first_fail == Status::Passed) {
+          first_fail = bad->first;
+          first_detail = "case " + cr.name + ": " + bad->second;
+        }
+      }
+    }
+    if (auto te = timed_events.find(cr.name);
+        te != timed_events.end() && cr.status == status_str(Status::Passed)) {
+      if (auto bad = check_timing_guards(cr, te->second, st)) {
         cr.status = status_str(bad->first);
         cr.detail = bad->second;
         if (first_fail == Status::Passed) {
@@ -655,9 +716,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     std::string names;
     for (const auto& n : w.tampered) names += (names.empty() ? "" : ", ") + n;
     job_fail = Status::TimerTampered;
-    job_detail = "the candidate replaced " + names +
-                 " (timings come from the probe and the "
-                 "worker's own references; the job fails all the same)";
+    job_detail = "the candidate changed " + names +
+                 " (timings come from the probe and the worker's own references, and "
+                 "persisting L2 is put back before each call; the job fails all the same)";
   } else if (!err.is_null()) {
     std::string where =
         err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";

@@ -1,5 +1,6 @@
 #pragma once
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "sched/reference.h"
@@ -14,6 +15,9 @@ struct JobSettings {
   bool time = true;              ///< time the full cases (CUDA only)
   bool keep_files = false;       ///< keep the job folder after the verdict
   std::uint64_t seed = 0;        ///< run seed (random cases derive their torch seeds from it)
+  /// Peaks of the run's calibration (store::calibration_for_run) for the physical floor
+  /// (timing/guards.h); empty: no calibration, no floor (cases flagged no_floor).
+  std::map<std::string, double> peaks;
 };
 
 /// Evaluates one candidate on its task: runs it in a fresh sandboxed worker over the

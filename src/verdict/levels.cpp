@@ -27,7 +27,7 @@ bool is_track_status(Status s) {
 
 bool is_job_wide(Status s) {
   return s == Status::Fallback || s == Status::UnattributedWork || s == Status::TimingMismatch ||
-         s == Status::StaleResult;
+         s == Status::StaleResult || s == Status::ImpossibleSpeed || s == Status::TimerTampered;
 }
 
 bool in_level(Level level, const std::string& tier, bool in_kbx) {

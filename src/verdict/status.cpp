@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 27> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 28> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -31,6 +31,7 @@ constexpr std::array<std::pair<Status, const char*>, 27> kNames = {{
     {Status::TimingMismatch, "timing_mismatch"},
     {Status::StaleResult, "stale_result"},
     {Status::TimerTampered, "timer_tampered"},
+    {Status::ImpossibleSpeed, "impossible_speed"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
 }};

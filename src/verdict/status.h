@@ -30,6 +30,7 @@ enum class Status {
   TimingMismatch,     ///< the in-process timer and the probe disagree, or the probe was defeated
   StaleResult,        ///< wrong on fresh values in the timed tensors: results cached across calls
   TimerTampered,      ///< the candidate replaced a timing function (events, synchronize, clock)
+  ImpossibleSpeed,    ///< timed faster than the calibrated roofline allows (timing/guards.h)
   ReferenceError,     ///< the reference failed; not the candidate's fault
   HarnessError,       ///< kbx itself failed on this job
 };

@@ -12,8 +12,8 @@ class Events:
 
 
 class StandInTimer:
-    """CudaTimer's interface without CUDA: `reps` calls, before_each(i) before each, and
-    `ms` per call reported."""
+    """CudaTimer's interface without CUDA: `reps` calls, before_each(i) before each and
+    after_each(i, result) after each, and `ms` per call reported."""
 
     class _Probe:
         active = False
@@ -26,11 +26,13 @@ class StandInTimer:
         self.ms = ms
         self.calls = 0
 
-    def run(self, fn, before_each=None):
+    def run(self, fn, before_each=None, after_each=None):
         for i in range(self.reps):
             if before_each:
                 before_each(i)
-            fn()
+            result = fn()
+            if after_each:
+                after_each(i, result)
             self.calls += 1
         self.last_ids = [0] * self.reps
         self.last_host_ms = [self.ms / 10] * self.reps

@@ -58,6 +58,14 @@ def cases():
 
 
 def cost(input, dim, index):
-    out = input.numel() // max(input.shape[dim], 1) * index.numel() if input.dim() else index.numel()
-    nbytes = 2 * out * input.element_size() + index.numel() * index.element_size()
+    """The least traffic: the index, the output written once, and each distinct selected slice
+    of the input read once (a repeated index reads the same slice: random indices with
+    replacement select about 61-79% distinct ones in the full cases)."""
+    if not input.dim():
+        out = index.numel()
+        return {"flops": 0, "bytes": 2 * out * input.element_size() + index.numel() * index.element_size()}
+    slice_elems = input.numel() // max(input.shape[dim], 1)
+    out = slice_elems * index.numel()
+    distinct = torch.unique(index.reshape(-1)).numel() if index.numel() else 0
+    nbytes = (out + slice_elems * distinct) * input.element_size() + index.numel() * index.element_size()
     return {"flops": 0, "bytes": nbytes}
