@@ -7,6 +7,7 @@ Layout (little-endian):
 """
 
 import os
+import stat
 import struct
 
 import numpy as np
@@ -140,10 +141,25 @@ def write_kbt(path, tensors):
                 f.write(memoryview(arr.reshape(-1)).cast("B"))
 
 
+def _open_regular(path):
+    """Opens path for reading only if it is a regular file reached without following a link at
+    its end: trusted readers (the judge) read files a candidate wrote, and a candidate could
+    have swapped one for a link to a reference file or a FIFO that blocks."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_kbt(path, device="cpu"):
     """Read a .kbt file into an ordered dict name -> torch.Tensor on device."""
     out = {}
-    with open(path, "rb") as f:
+    with _open_regular(path) as f:
         if f.read(8) != MAGIC:
             raise ValueError(f"{path}: not a kbx tensor file")
         (count,) = struct.unpack("<I", f.read(4))

@@ -273,7 +273,7 @@ std::string results_csv(const std::vector<store::Result>& results,
   std::string out =
       "run_id,method,task,category,status,cases_passed,cases_total,error_ratio,speedup,"
       "triton_launches,wall_s,overhead_s,kernel_share,best_roofline_fraction,strict,core,kbx,"
-      "strict_values_ok,core_values_ok,kbx_values_ok,glue_share\n";
+      "strict_values_ok,core_values_ok,kbx_values_ok,glue_share,isolation\n";
   for (const auto& r : results) {
     const auto roofline = best_roofline(r, calibration_of(calibrations, r.run_id));
     out +=
@@ -281,9 +281,9 @@ std::string results_csv(const std::vector<store::Result>& results,
                     r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
                     opt(r.speedup, "{:.4f}", ""), r.triton_launches, r.wall_s, r.overhead_s,
                     opt(r.kernel_share, "{:.4f}", ""), opt(roofline, "{:.4f}", ""));
-    out += fmt::format(",{},{},{},{:d},{:d},{:d},{}\n", r.strict.status, r.core.status,
+    out += fmt::format(",{},{},{},{:d},{:d},{:d},{},{}\n", r.strict.status, r.core.status,
                        r.kbx.status, r.strict.values_ok, r.core.values_ok, r.kbx.values_ok,
-                       opt(r.glue_share, "{:.4f}", ""));
+                       opt(r.glue_share, "{:.4f}", ""), r.isolation);
   }
   return out;
 }
@@ -335,6 +335,7 @@ std::string results_json(const std::vector<store::Result>& results,
                          {"task", r.task},
                          {"category", r.category},
                          {"status", r.status},
+                         {"isolation", r.isolation},
                          {"detail", r.detail},
                          {"cases_passed", r.cases_passed},
                          {"cases_total", r.cases_total},

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -300,11 +301,25 @@ std::int64_t Store::add_result(const Result& r) {
   }
 }
 
+namespace {
+
+/// "confined", "unisolated", or "unrecorded" for runs older than the setting.
+std::string isolation_of(const std::string& settings_json) {
+  try {
+    return nlohmann::json::parse(settings_json).value("isolation", "unrecorded");
+  } catch (const std::exception&) {
+    return "unrecorded";
+  }
+}
+
+}  // namespace
+
 std::vector<Result> Store::results(const std::string& method, std::optional<std::int64_t> run_id) {
   std::string sql =
       "SELECT r.id, r.run_id, r.candidate_id, r.method, r.task, r.category, r.status, r.detail, "
       "r.error_ratio, r.cases_total, r.cases_passed, r.speedup, r.triton_launches, r.wall_s, "
-      "r.overhead_s, r.stdout_bytes, r.created_at, r.kernel_share FROM results r WHERE ";
+      "r.overhead_s, r.stdout_bytes, r.created_at, r.kernel_share, "
+      "(SELECT u.settings FROM runs u WHERE u.id = r.run_id) FROM results r WHERE ";
   if (run_id) {
     sql += "r.run_id = ?1";
   } else {
@@ -340,6 +355,7 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
     r.stdout_bytes = static_cast<std::uint64_t>(s.integer(15));
     r.created_at = s.text(16);
     r.kernel_share = s.opt_real(17);
+    r.isolation = isolation_of(s.text(18));
     out.push_back(std::move(r));
   }
   for (auto& r : out) {

@@ -91,6 +91,9 @@ struct Result {
   double wall_s = 0;
   double overhead_s = 0;               ///< wall time minus import, first calls and timing
   std::optional<double> kernel_share;  ///< lowest kernel share over the timed cases
+  /// How its run ran candidates: "confined", "unisolated" (--allow-unisolated) or
+  /// "unrecorded" (runs made before kbx recorded it).
+  std::string isolation;
   // Graded verdicts and glue (schema 3, table result_grades):
   LevelVerdict strict, core, kbx;    ///< the job at each level; strict.status == status
   std::optional<double> glue_share;  ///< highest glue share over the timed cases

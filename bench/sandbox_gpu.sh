@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The sandbox on the GPU machine, in one call (about 2 minutes): kbx doctor's sandbox lines, then
+# tests/python/test_adversarial_sandbox.py with --device cuda (every sandbox attack beside an
+# honest kernel, and the control run without the confinement). Expects the kbx binary in .carry/
+# (bench/README.md) and pytest in the machine's Python (the H200 image has it).
+#   OUT=/dir bash bench/sandbox_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export KBX_BIN=${KBX_BIN:-$PWD/.carry/bin/kbx}
+[ -x "$KBX_BIN" ] || KBX_BIN=$PWD/build/kbx
+OUT=${OUT:-$PWD/gpu-out}/sandbox
+mkdir -p "$OUT"
+"$KBX_BIN" doctor 2>&1 | tee "$OUT/doctor.txt" | grep -E "sandbox|gpu|torch|triton"
+KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${SANDBOX_TIMEOUT:-400}" \
+  python3 -m pytest -q -p no:cacheprovider --basetemp="$OUT/tmp" \
+  tests/python/test_adversarial_sandbox.py > "$OUT/pytest.txt" 2>&1
+rc=$?
+tail -n 30 "$OUT/pytest.txt"
+for db in "$OUT"/tmp/*/*.db; do
+  [ -f "$db" ] && "$KBX_BIN" results --db "$db" > "${db%.db}.txt" 2>&1
+done
+rm -rf "$OUT"/tmp/*/work
+echo "sandbox on the GPU: exit $rc"
+exit $rc
