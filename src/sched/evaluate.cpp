@@ -13,9 +13,11 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "kbx/probe_records.h"
+#include "sched/events.h"
 #include "timing/probe_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
+#include "verdict/tensor_file.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
@@ -28,9 +30,9 @@ std::string status_str(Status s) {
   return verdict::status_name(s);
 }
 
-Status status_of_error(const json& err) {
-  const std::string kind = err.value("kind", "");
-  const std::string phase = err.value("phase", "");
+Status status_of_error(const ErrorEvent& err) {
+  const std::string& kind = err.kind;
+  const std::string& phase = err.phase;
   if (kind == "compile_error") return Status::CompileError;
   if (kind == "oom") return Status::Oom;
   if (kind == "cuda_error") return Status::CudaError;
@@ -135,17 +137,14 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
 }
 
 /// A static fact that decides the job without running anything, if any.
-std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
-                                                             const suite::Task& task,
-                                                             const std::string& track) {
-  if (facts.is_null()) return std::nullopt;
-  if (!facts.value("syntax_ok", false)) {
-    return std::pair{Status::SyntaxError, facts.value("message", "")};
-  }
-  if (!facts.value("entry_found", false)) {
+std::optional<std::pair<Status, std::string>> static_failure(
+    const std::optional<StaticEvent>& facts, const suite::Task& task, const std::string& track) {
+  if (!facts) return std::nullopt;
+  if (!facts->syntax_ok) return std::pair{Status::SyntaxError, facts->message};
+  if (!facts->entry_found) {
     return std::pair{Status::NoEntry, "no function " + task.entry + "() defined at module level"};
   }
-  if (track == "triton" && facts.value("triton_kernels", json::array()).empty()) {
+  if (track == "triton" && facts->triton_kernels.empty()) {
     return std::pair{Status::StaticReject,
                      std::string("track triton: no @triton.jit kernel in the source (use --track "
                                  "any to accept other implementations)")};
@@ -153,9 +152,10 @@ std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
   return std::nullopt;
 }
 
-/// What the candidate's worker reported: its cases, timings, launches and own time.
+/// What the candidate's worker reported: its cases, timings, launches and own time, from its
+/// events parsed with every field required (sched/events.h).
 struct WorkerReport {
-  std::map<std::string, json> cases;
+  std::map<std::string, json> cases;  ///< each case's event as sent (validated)
   std::map<std::string, std::vector<double>> ms;
   std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
   std::map<std::string, std::vector<double>> host_ms;  ///< per timed case: host time per call
@@ -163,30 +163,32 @@ struct WorkerReport {
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
-  int triton_launches = 0;
+  std::int64_t triton_launches = 0;
+  std::optional<StaticEvent> static_facts;
+  std::optional<ErrorEvent> error;
+  std::string protocol_problem;  ///< the first event that broke the protocol, if any
 };
 
 WorkerReport collect(const sandbox::Outcome& o) {
   WorkerReport w;
-  for (const auto& e : o.events) {
-    const std::string kind = e.value("ev", "");
-    if (kind == "case") {
-      w.cases[e.value("case", "")] = e;
-      w.own_seconds += e.value("call_s", 0.0);
-      w.io_seconds += e.value("read_s", 0.0) + e.value("save_s", 0.0);
-      w.inputs_rebuilt += e.value("inputs_from", "") == "rebuilt" ? 1 : 0;
-      w.triton_launches += e.value("triton_launches", 0);
-    } else if (kind == "timing") {
-      w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
-      w.probe_ids[e.value("case", "")] = e.value("probe_ids", std::vector<std::uint64_t>{});
-      w.host_ms[e.value("case", "")] = e.value("host_ms", std::vector<double>{});
-      for (const auto& name : e.value("tampered", json::array())) {
-        if (name.is_string()) w.tampered.insert(name.get<std::string>());
-      }
-      w.own_seconds += e.value("seconds", 0.0);
-    } else if (kind == "imported") {
-      w.own_seconds += e.value("seconds", 0.0);
-    }
+  CandidateEvents ev = parse_candidate_events(o.events);
+  w.protocol_problem = std::move(ev.problem);
+  w.static_facts = std::move(ev.static_facts);
+  w.error = std::move(ev.error);
+  if (ev.imported) w.own_seconds += ev.imported->seconds;
+  for (auto& c : ev.cases) {
+    w.own_seconds += c.call_s;
+    w.io_seconds += c.read_s + c.save_s;
+    w.inputs_rebuilt += c.inputs_from == "rebuilt" ? 1 : 0;
+    w.triton_launches += c.triton_launches;
+    w.cases[c.name] = std::move(c.raw);
+  }
+  for (auto& t : ev.timings) {
+    w.ms[t.name] = std::move(t.ms);
+    w.probe_ids[t.name] = std::move(t.probe_ids);
+    w.host_ms[t.name] = std::move(t.host_ms);
+    w.tampered.insert(t.tampered.begin(), t.tampered.end());
+    w.own_seconds += t.seconds;
   }
   return w;
 }
@@ -199,6 +201,15 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
   try {
     return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev}, task.contract,
                                device, ref_ev.value("random", false));
+  } catch (const verdict::BadTensorFile& bad) {
+    // A file in the job's folder is the candidate's to spoil (a FIFO, symlink or truncated file in
+    // place of its outputs): a violation. Anywhere else it is kbx's own fault.
+    const auto rel = bad.path.lexically_normal().lexically_relative(job_dir.lexically_normal());
+    const bool candidates = !rel.empty() && rel.begin()->string() != "..";
+    verdict::CaseVerdict v;
+    v.status = candidates ? Status::OutputViolation : Status::HarnessError;
+    v.detail = bad.what();
+    return v;
   } catch (const std::exception& ex) {
     verdict::CaseVerdict v;
     v.status = Status::HarnessError;
@@ -466,16 +477,20 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       run_worker(env, request, job_dir, compare_early(ref, job_dir, task, env.device, early));
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
-  if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
+  const WorkerReport w = collect(o);
+  if (!w.protocol_problem.empty()) {  // the candidate's process wrote the stream
+    if (!st.keep_files) fs::remove_all(job_dir);
+    return finish(Status::Crash, "protocol error in the worker's events: " + w.protocol_problem);
+  }
+  if (auto fail = static_failure(w.static_facts, task, st.track)) {
     return finish(fail->first, fail->second);
   }
 
-  const WorkerReport w = collect(o);
   const double t_probe = monotonic_seconds();
   const ProbeData probe = read_probe(o, env, first_event(o, "static"));
   double probe_s = monotonic_seconds() - t_probe;
   double compare_s = 0;
-  r.triton_launches = w.triton_launches;
+  r.triton_launches = static_cast<int>(w.triton_launches);
   const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
   Status first_fail = Status::Passed;
   std::string first_detail;
@@ -546,12 +561,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                    "worker's own references; the job fails all the same)";
   }
   if (first_fail != Status::Passed) return finish(first_fail, first_detail);
-  const json err = first_event(o, "error");
-  if (!err.is_null()) {
-    std::string where =
-        err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
-    return finish(status_of_error(err),
-                  err.value("type", "") + where + ": " + tail(err.value("message", ""), 1500));
+  if (w.error) {
+    const std::string where = w.error->case_name ? " in case " + *w.error->case_name : "";
+    return finish(status_of_error(*w.error),
+                  w.error->type + where + ": " + tail(w.error->message, 1500));
   }
   auto [pstatus, pdetail] = process_failure(o);
   if (pstatus != Status::Passed) {

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -38,6 +39,11 @@ CREATE TABLE IF NOT EXISTS case_results(
 CREATE TABLE IF NOT EXISTS samples(
   result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id), started_at TEXT NOT NULL,
+  pid INTEGER NOT NULL, ended_at TEXT, outcome TEXT);
+CREATE INDEX IF NOT EXISTS attempts_job ON attempts(run_id, candidate_id);
 )sql";
 
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
@@ -52,6 +58,9 @@ ALTER TABLE case_results ADD COLUMN timing_flags TEXT;
 ALTER TABLE case_results ADD COLUMN compile_ms REAL;
 UPDATE meta SET value='2' WHERE key='schema_version';
 )sql";
+
+/// Version 3 added the attempts table (kSchema creates it); only the version number changes.
+const char* kV2ToV3 = "UPDATE meta SET value='3' WHERE key='schema_version';";
 
 Run read_run(const Stmt& s) {
   Run r;
@@ -89,8 +98,9 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
     Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
     if (get.step()) version = get.text(0);
   }
-  if (version == "1") {  // a database of an earlier kbx: add the columns it lacks
-    exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
+  if (version == "1" || version == "2") {  // a database of an earlier kbx: add what it lacks
+    exec(std::string("BEGIN IMMEDIATE;") + (version == "1" ? kV1ToV2 : "") + kSchema + kV2ToV3 +
+         "COMMIT;");
   }
   exec(kSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
@@ -119,15 +129,16 @@ void Store::exec(const std::string& sql) {
 }
 
 std::int64_t Store::add_candidate(const Candidate& c) {
-  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
-  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
-  if (find.step()) return find.integer(0);
+  // INSERT OR IGNORE, then the id: safe when another process adds the same candidate meanwhile.
   Stmt ins(db_,
-           "INSERT INTO candidates(method, task, sha256, source, origin, imported_at) "
+           "INSERT OR IGNORE INTO candidates(method, task, sha256, source, origin, imported_at) "
            "VALUES(?,?,?,?,?,?)");
   ins.bind(1, c.method).bind(2, c.task).bind(3, c.sha256).bind(4, c.source).bind(5, c.origin);
   ins.bind(6, utc_now_iso()).step();
-  return sqlite3_last_insert_rowid(db_);
+  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
+  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
+  if (!find.step()) throw Error(path_ + ": candidate " + c.task + " vanished after insert");
+  return find.integer(0);
 }
 
 std::vector<Candidate> Store::latest_candidates(const std::string& method) {
@@ -180,7 +191,8 @@ std::vector<Run> Store::runs() {
 }
 
 bool Store::has_result(std::int64_t run_id, std::int64_t candidate_id) {
-  Stmt s(db_, "SELECT 1 FROM results WHERE run_id=? AND candidate_id=?");
+  Stmt s(db_,
+         "SELECT 1 FROM results WHERE run_id=? AND candidate_id=? AND status<>'harness_error'");
   s.bind(1, run_id).bind(2, candidate_id);
   return s.step();
 }
@@ -188,6 +200,21 @@ bool Store::has_result(std::int64_t run_id, std::int64_t candidate_id) {
 std::int64_t Store::add_result(const Result& r) {
   exec("BEGIN IMMEDIATE");
   try {
+    Stmt old(db_, "SELECT id, status FROM results WHERE run_id=? AND candidate_id=?");
+    old.bind(1, r.run_id).bind(2, r.candidate_id);
+    if (old.step()) {
+      if (old.text(1) != "harness_error") {  // the job has its verdict: one per job, kept
+        exec("ROLLBACK");
+        return 0;
+      }
+      const std::int64_t old_id = old.integer(0);
+      for (const char* sql :
+           {"DELETE FROM samples WHERE result_id=?", "DELETE FROM case_results WHERE result_id=?",
+            "DELETE FROM results WHERE id=?"}) {
+        Stmt del(db_, sql);
+        del.bind(1, old_id).step();
+      }
+    }
     Stmt s(db_,
            "INSERT INTO results(run_id, candidate_id, method, task, category, status, detail, "
            "error_ratio, cases_total, cases_passed, speedup, triton_launches, wall_s, overhead_s, "
@@ -231,6 +258,26 @@ std::int64_t Store::add_result(const Result& r) {
     exec("ROLLBACK");
     throw;
   }
+}
+
+std::int64_t Store::begin_attempt(std::int64_t run_id, std::int64_t candidate_id) {
+  Stmt s(db_, "INSERT INTO attempts(run_id, candidate_id, started_at, pid) VALUES(?,?,?,?)");
+  s.bind(1, run_id).bind(2, candidate_id).bind(3, utc_now_iso());
+  s.bind(4, static_cast<std::int64_t>(getpid())).step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::end_attempt(std::int64_t attempt_id, const std::string& outcome) {
+  Stmt s(db_, "UPDATE attempts SET ended_at=?, outcome=? WHERE id=?");
+  s.bind(1, utc_now_iso()).bind(2, outcome).bind(3, attempt_id).step();
+}
+
+int Store::strikes(std::int64_t run_id, std::int64_t candidate_id) {
+  Stmt s(db_,
+         "SELECT COUNT(*) FROM attempts WHERE run_id=? AND candidate_id=? AND "
+         "(outcome IS NULL OR outcome='warm_parent_died')");
+  s.bind(1, run_id).bind(2, candidate_id);
+  return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
 std::vector<Result> Store::results(const std::string& method, std::optional<std::int64_t> run_id) {

@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 27> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 28> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<Status, const char*>, 27> kNames = {{
     {Status::TimerTampered, "timer_tampered"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
+    {Status::KilledHarness, "killed_harness"},
 }};
 }  // namespace
 
@@ -41,29 +42,6 @@ const char* status_name(Status s) {
     if (status == s) return name;
   }
   return "unknown";
-}
-
-bool parse_status(const std::string& name, Status* out) {
-  for (const auto& [status, n] : kNames) {
-    if (name == n) {
-      *out = status;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool is_correctness_failure(Status s) {
-  switch (s) {
-    case Status::ShapeMismatch:
-    case Status::DtypeMismatch:
-    case Status::NumericalMismatch:
-    case Status::NonfiniteMismatch:
-    case Status::InputMutation:
-    case Status::OutputViolation:
-    case Status::RandomContract: return true;
-    default: return false;
-  }
 }
 
 }  // namespace kbx::verdict
