@@ -246,6 +246,7 @@ int run_eval(const EvalOptions& o) {
   std::mutex db_mu;
   JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs};
   pending = skip_struck(jobs, std::move(pending), task_of);
+  if (!pending.empty()) warm.get();  // it imports while the references run
   std::vector<std::string> task_order;
   for (const auto& c : pending) {
     if (std::find(task_order.begin(), task_order.end(), c.task) == task_order.end()) {
