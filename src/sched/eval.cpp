@@ -245,6 +245,7 @@ int run_eval(const EvalOptions& o) {
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
   JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs};
+  InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
   if (!pending.empty()) warm.get();  // it imports while the references run
   std::vector<std::string> task_order;

@@ -1,11 +1,16 @@
 #include "sched/jobs.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
 
+#include "common/util.h"
 #include "verdict/status.h"
 
 namespace kbx::sched {
@@ -119,7 +124,98 @@ void run_alone(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
   }
 }
 
+/// The write end of the pipe the signal handler reports to; -1 when no guard is alive.
+std::atomic<int> g_signal_pipe{-1};
+
+/// What the handler passes on: the signal and who sent it.
+struct SignalNote {
+  int sig;
+  pid_t sender;
+  int code;
+};
+
+void on_signal(int sig, siginfo_t* info, void*) {
+  const SignalNote note{sig, info ? info->si_pid : 0, info ? info->si_code : 0};
+  const int fd = g_signal_pipe.load();
+  if (fd < 0 || write(fd, &note, sizeof note) < 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+/// True when pid is this process or one of its descendants (walking /proc's parent links).
+bool is_descendant(pid_t pid) {
+  for (int depth = 0; pid > 1 && depth < 64; ++depth) {
+    if (pid == getpid()) return true;
+    std::string stat;
+    try {
+      stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    } catch (const std::exception&) {
+      return false;
+    }
+    const size_t paren = stat.rfind(')');  // the name may hold spaces and parentheses
+    if (paren == std::string::npos) return false;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) != 2) return false;
+    pid = ppid;
+  }
+  return false;
+}
+
 }  // namespace
+
+InterruptGuard::InterruptGuard(store::Store& db, std::mutex& db_mu, std::int64_t run_id) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  if (pipe2(stop_, O_CLOEXEC) != 0) {
+    close(fds[0]), close(fds[1]);
+    return;
+  }
+  g_signal_pipe = fds[1];
+  watcher_ = std::thread([this, &db, &db_mu, run_id, in = fds[0], out = fds[1]] {
+    pollfd p[2] = {{in, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+      if (p[1].revents) break;
+      if (!(p[0].revents & POLLIN)) continue;
+      SignalNote note{};
+      if (read(in, &note, sizeof note) != sizeof note) continue;
+      if (!is_descendant(note.sender)) {
+        try {
+          std::lock_guard<std::mutex> lock(db_mu);
+          db.interrupt_attempts(run_id);
+        } catch (const std::exception&) {  // dying all the same: the attempts stay open
+        }
+        say(
+            fmt::format("interrupted by signal {}; the jobs that were running run again on the "
+                        "next kbx eval",
+                        note.sig));
+      }
+      signal(note.sig, SIG_DFL);
+      raise(note.sig);
+    }
+    g_signal_pipe = -1;
+    close(in);
+    close(out);
+  });
+  struct sigaction sa {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+InterruptGuard::~InterruptGuard() {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (stop_[1] >= 0 && write(stop_[1], "x", 1) < 0) {
+  }
+  if (watcher_.joinable()) watcher_.join();
+  for (int fd : stop_) {
+    if (fd >= 0) close(fd);
+  }
+}
 
 WarmParents::WarmParents(bool enabled, std::string python, std::map<std::string, std::string> env)
     : enabled_(enabled), python_(std::move(python)), env_(std::move(env)) {}

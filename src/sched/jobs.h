@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sandbox/warm.h"
@@ -33,6 +34,23 @@ class WarmParents {
   std::map<std::string, std::string> env_;
   std::shared_ptr<sandbox::WarmParent> current_;
   int starts_ = 0;
+};
+
+/// While alive: SIGINT or SIGTERM from anyone but kbx's own descendants (a terminal, a user, a
+/// batch system's time limit) closes this kbx's open attempts as "interrupted" before kbx dies of
+/// the signal as it would have, so that the jobs it interrupted get no strike. A signal from a
+/// descendant (a candidate) kills kbx with the attempt left open: a strike.
+class InterruptGuard {
+ public:
+  InterruptGuard(store::Store& db, std::mutex& db_mu, std::int64_t run_id);
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  void watch(store::Store& db, std::mutex& db_mu, std::int64_t run_id);
+  int stop_[2] = {-1, -1};
+  std::thread watcher_;
 };
 
 /// A job's ties to the run: the database (under db_mu), the progress line and the counters.

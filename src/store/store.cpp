@@ -272,6 +272,13 @@ void Store::end_attempt(std::int64_t attempt_id, const std::string& outcome) {
   s.bind(1, utc_now_iso()).bind(2, outcome).bind(3, attempt_id).step();
 }
 
+void Store::interrupt_attempts(std::int64_t run_id) {
+  Stmt s(db_,
+         "UPDATE attempts SET ended_at=?, outcome='interrupted' WHERE run_id=? AND pid=? AND "
+         "outcome IS NULL");
+  s.bind(1, utc_now_iso()).bind(2, run_id).bind(3, static_cast<std::int64_t>(getpid())).step();
+}
+
 int Store::strikes(std::int64_t run_id, std::int64_t candidate_id) {
   Stmt s(db_,
          "SELECT COUNT(*) FROM attempts WHERE run_id=? AND candidate_id=? AND "

@@ -114,6 +114,9 @@ class Store {
   /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again)
   /// or "warm_parent_died" (the warm parent died while it ran; a strike).
   void end_attempt(std::int64_t attempt_id, const std::string& outcome);
+  /// Closes this process's open attempts of a run as "interrupted" (a user's or a batch system's
+  /// signal ended kbx: no strike against the jobs).
+  void interrupt_attempts(std::int64_t run_id);
   /// Strikes against a job: attempts that never ended (kbx died while it ran) plus attempts during
   /// which the warm parent died.
   int strikes(std::int64_t run_id, std::int64_t candidate_id);

@@ -134,6 +134,29 @@ def test_kbx_killed_twice_while_a_job_runs_gives_killed_harness(tmp_path):
     assert "killed_harness" in third.stderr
 
 
+def test_interrupts_from_a_user_are_no_strikes(tmp_path):
+    """SIGTERM or SIGINT from outside (a user, a batch system's time limit) while a job runs: kbx
+    dies of it, and the attempt is closed as interrupted, not left as a strike."""
+    path, _ = _expected()["slow_call"]
+    cands = tmp_path / "cands"
+    _place(cands, ATTACKS / path, "Math/add.py")
+    db = tmp_path / "k.db"
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen(_eval_args(db, cands, "slow"), cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and not _open_attempt(db):
+            time.sleep(0.1)
+        assert _open_attempt(db), "the job never started"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == -sig, err[-2000:]
+        assert "interrupted by signal" in err
+    outcomes = [o for (o,) in _rows(db, "SELECT outcome FROM attempts ORDER BY id")]
+    assert outcomes == ["interrupted"] * 3
+    assert _rows(db) == []
+
+
 KILL_TASKS = ("Activation/gelu,Fusion/fused_add_gelu,Index/index_select,Loss/mse_loss,Math/add,"
               "Math/softmax")
 
