@@ -51,6 +51,10 @@ Found from_directory(const fs::path& dir, const std::string& method) {
                                fs::read_symlink(e.path()).string() + "), not followed; skipped");
     } else if (e.path().extension() == ".py" && (e.is_regular_file() || e.is_symlink())) {
       files.push_back(e.path());
+    } else if (e.path().extension() == ".py" && !e.is_directory()) {
+      found.problems.push_back(e.path().string() +
+                               ": not a regular file (a FIFO, socket or "
+                               "device); skipped");
     }
   }
   std::sort(files.begin(), files.end());

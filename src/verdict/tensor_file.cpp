@@ -108,9 +108,10 @@ class Mapping {
     }
     const size_t size = static_cast<size_t>(st.st_size);
     if (before_read) before_read();
-    bytes_.resize(size);
+    bytes_ = std::make_unique_for_overwrite<unsigned char[]>(size);  // no zero pass over GBs
+    size_ = size;
     for (size_t done = 0; done < size;) {
-      const ssize_t n = pread(fd, bytes_.data() + done, size - done, static_cast<off_t>(done));
+      const ssize_t n = pread(fd, bytes_.get() + done, size - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw BadTensorFile(path, std::string("read failed: ") + std::strerror(errno));
       if (n == 0) {
@@ -122,8 +123,8 @@ class Mapping {
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  const unsigned char* base() const { return bytes_.data(); }
-  size_t size() const { return bytes_.size(); }
+  const unsigned char* base() const { return bytes_.get(); }
+  size_t size() const { return size_; }
 
  private:
   static const char* file_kind(mode_t m) {
@@ -133,7 +134,8 @@ class Mapping {
     if (S_ISSOCK(m)) return "socket";
     return "special file";
   }
-  std::vector<unsigned char> bytes_;
+  std::unique_ptr<unsigned char[]> bytes_;
+  size_t size_ = 0;
 };
 
 const char* dtype_name(DType d) {
@@ -246,9 +248,11 @@ namespace {
 bool size_matches(const std::vector<std::int64_t>& shape, size_t elem, std::uint64_t nbytes,
                   size_t file_size) {
   if (nbytes > file_size) return false;
-  std::uint64_t n = elem;
   for (auto s : shape) {
     if (s == 0) return nbytes == 0;
+  }
+  std::uint64_t n = elem;  // every dimension is >= 1 now: n only grows, and must stay <= nbytes
+  for (auto s : shape) {
     if (n > file_size / static_cast<std::uint64_t>(s)) return false;
     n *= static_cast<std::uint64_t>(s);
   }

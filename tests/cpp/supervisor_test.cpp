@@ -90,10 +90,13 @@ TEST(TensorFileSafety, HeaderLargerThanFileIsAnError) {
 TEST(TensorFileSafety, RegularFileStillReads) {
   test::TempDir dir;
   const auto path = dir.path() / "x.kbt";
-  verdict::write_tensor_file(path, {f32("out", {1, 2, 3})});
+  verdict::write_tensor_file(
+      path, {f32("out", {1, 2, 3}), f32("empty", {}, {1000, 0, 7}), f32("scalar", {5}, {})});
   auto file = verdict::read_tensor_file(path);
-  ASSERT_EQ(file.tensors.size(), 1u);
+  ASSERT_EQ(file.tensors.size(), 3u);
   EXPECT_EQ(file.tensors[0].to_doubles(), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(file.tensors[1].numel(), 0);
+  EXPECT_EQ(file.tensors[2].to_doubles(), (std::vector<double>{5}));
 }
 
 json good_case() {
@@ -198,6 +201,7 @@ TEST(PlanSafety, SymlinkedCandidatesInsideAreReadOutsideAreRejected) {
   write_file(dir.path() / "secret.py", "outside");
   fs::create_symlink(dir.path() / "secret.py", root / "Math" / "sub.py");
   fs::create_symlink(dir.path() / "nowhere.py", root / "Math" / "mul.py");
+  ASSERT_EQ(mkfifo((root / "Math" / "div.py").c_str(), 0600), 0);  // never opened
   fs::create_directories(dir.path() / "other");
   fs::create_directory_symlink(dir.path() / "other", root / "Activation");
   auto found = plan::from_path(root, "m");
@@ -210,6 +214,7 @@ TEST(PlanSafety, SymlinkedCandidatesInsideAreReadOutsideAreRejected) {
       << all;
   EXPECT_NE(all.find((root / "Math" / "mul.py").string() + ": a symlink to"), std::string::npos);
   EXPECT_NE(all.find("a symlink to a folder"), std::string::npos);
+  EXPECT_NE(all.find("div.py: not a regular file"), std::string::npos) << all;
   EXPECT_EQ(all.find("not at Category/name.py"), std::string::npos) << all;
 }
 
