@@ -173,7 +173,7 @@ def test_kill_minus_9_at_random_moments_then_resume(tmp_path):
         proc = subprocess.Popen(_eval_args(dbs[-1], EXPERT, "expert", "--tasks", KILL_TASKS),
                                 cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            proc.wait(timeout=rng.uniform(0.5, 11.0))
+            proc.wait(timeout=rng.uniform(0.3, 9.0))
             assert proc.returncode == 0, f"KBX_KILL_SEED={seed}"
             dbs.append(tmp_path / f"k{len(dbs)}.db")
         except subprocess.TimeoutExpired:
