@@ -1,7 +1,10 @@
 #include "plan/candidates.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -40,13 +43,34 @@ Found from_directory(const fs::path& dir, const std::string& method) {
     found.problems.push_back(dir.string() + ": no such folder; expected Category/name.py files");
     return found;
   }
+  const fs::path root = fs::canonical(dir);
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+    if (e.is_symlink() && e.is_directory()) {
+      found.problems.push_back(e.path().string() + ": a symlink to a folder (" +
+                               fs::read_symlink(e.path()).string() + "), not followed; skipped");
+    } else if (e.path().extension() == ".py" && (e.is_regular_file() || e.is_symlink())) {
+      files.push_back(e.path());
+    } else if (e.path().extension() == ".py" && !e.is_directory()) {
+      found.problems.push_back(e.path().string() +
+                               ": not a regular file (a FIFO, socket or "
+                               "device); skipped");
+    }
   }
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
-    const std::string rel = fs::relative(f, dir).generic_string();
+    const std::string rel = f.lexically_relative(dir).generic_string();
+    if (fs::is_symlink(f)) {  // read it only when it leads to a regular file inside the folder
+      std::error_code ec;
+      const fs::path target = fs::canonical(f, ec);
+      const std::string inside = ec ? "" : target.lexically_relative(root).generic_string();
+      if (ec || !fs::is_regular_file(target) || inside.empty() || inside.rfind("..", 0) == 0) {
+        found.problems.push_back(f.string() + ": a symlink to " + fs::read_symlink(f).string() +
+                                 ", which is not a regular file inside " + dir.string() +
+                                 "; skipped");
+        continue;
+      }
+    }
     const std::string task = task_of(rel);
     if (task.empty()) {
       found.problems.push_back(f.string() + ": not at Category/name.py under " + dir.string() +
@@ -101,13 +125,36 @@ Found from_jsonl(const fs::path& file, const std::string& method) {
 }
 
 Found from_path(const fs::path& path, const std::string& method) {
-  if (fs::is_directory(path)) return from_directory(path, method);
-  if (fs::is_regular_file(path)) return from_jsonl(path, method);
-  Found f;
-  f.problems.push_back(path.string() +
-                       ": no such file or folder (--candidates takes a folder of "
-                       "Category/name.py files or a .jsonl file)");
-  return f;
+  if (!fs::is_directory(path) && !fs::is_regular_file(path)) {
+    throw Error(path.string() +
+                ": no such file or folder (--candidates takes a folder of Category/name.py "
+                "files or a .jsonl file)");
+  }
+  Found found = fs::is_directory(path) ? from_directory(path, method) : from_jsonl(path, method);
+  keep_last_per_task(found);
+  return found;
+}
+
+void keep_last_per_task(Found& found) {
+  std::map<std::string, std::vector<size_t>> by_task;
+  for (size_t i = 0; i < found.candidates.size(); ++i) {
+    by_task[found.candidates[i].task].push_back(i);
+  }
+  std::vector<store::Candidate> kept;
+  for (size_t i = 0; i < found.candidates.size(); ++i) {
+    const auto& same = by_task[found.candidates[i].task];
+    if (same.back() != i) continue;
+    if (same.size() > 1) {
+      std::string origins;
+      for (size_t k : same) origins += (origins.empty() ? "" : ", ") + found.candidates[k].origin;
+      found.problems.push_back(
+          fmt::format("{}: {} candidates for this task ({}); the last one, {}, "
+                      "is evaluated",
+                      found.candidates[i].task, same.size(), origins, found.candidates[i].origin));
+    }
+    kept.push_back(std::move(found.candidates[i]));
+  }
+  found.candidates = std::move(kept);
 }
 
 void keep_known_tasks(Found& found, const suite::Suite& suite) {

@@ -17,10 +17,12 @@
 #include "revision.h"
 #include "sandbox/warm.h"
 #include "sched/evaluate.h"
+#include "sched/jobs.h"
 #include "sched/progress.h"
 #include "sched/reference.h"
 #include "store/baselines.h"
 #include "store/calibration.h"
+#include "store/lock.h"
 #include "store/store.h"
 
 namespace kbx::sched {
@@ -33,14 +35,22 @@ void say(const std::string& line) {
   std::fprintf(stderr, "kbx: %s\n", line.c_str());
 }
 
+/// The candidates of --candidates, read (and their problems said) before any database is opened:
+/// a wrong path creates nothing.
+std::optional<plan::Found> read_candidates(const EvalOptions& o, const suite::Suite& suite) {
+  if (o.candidates.empty()) return std::nullopt;
+  plan::Found found = plan::from_path(o.candidates, o.method);
+  plan::keep_known_tasks(found, suite);
+  for (const auto& p : found.problems) say(p);
+  return found;
+}
+
 std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suite::Suite& suite,
-                                                store::Store& db) {
+                                                store::Store& db,
+                                                std::optional<plan::Found> found) {
   std::vector<store::Candidate> cands;
-  if (!o.candidates.empty()) {
-    plan::Found found = plan::from_path(o.candidates, o.method);
-    plan::keep_known_tasks(found, suite);
-    for (const auto& p : found.problems) say(p);
-    for (auto& c : found.candidates) {
+  if (found) {
+    for (auto& c : found->candidates) {
       c.id = db.add_candidate(c);
       cands.push_back(std::move(c));
     }
@@ -95,7 +105,8 @@ fs::path default_work_root() {
 int run_import(const fs::path& path, const std::string& method, const fs::path& db_path,
                const fs::path& suite_root) {
   const suite::Suite suite = suite::load_suite(suite_root);
-  plan::Found found = plan::from_path(path, method);
+  plan::Found found = plan::from_path(path, method);  // before the database: a wrong path
+                                                      // creates nothing
   plan::keep_known_tasks(found, suite);
   for (const auto& p : found.problems) say(p);
   store::Store db(db_path);
@@ -193,8 +204,18 @@ int run_eval(const EvalOptions& o) {
   if (o.track != "triton" && o.track != "any") throw Error("--track must be triton or any");
   const suite::Suite suite = suite::load_suite(o.suite_root);
   for (const auto& e : suite.errors) say(e);
+  std::optional<plan::Found> found = read_candidates(o, suite);
+  std::string holder;
+  std::optional<store::WriterLock> lock = store::WriterLock::try_take(o.db, o.method, &holder);
+  if (!lock) {
+    say(
+        fmt::format("{} is being written by another kbx eval ({}); wait for it to finish or use "
+                    "another --db (kbx results reads it meanwhile)",
+                    o.db.string(), holder));
+    return kExitBusy;
+  }
   store::Store db(o.db);
-  std::vector<store::Candidate> cands = gather_candidates(o, suite, db);
+  std::vector<store::Candidate> cands = gather_candidates(o, suite, db, std::move(found));
   if (cands.empty()) {
     say("nothing to evaluate");
     return 1;
@@ -240,6 +261,7 @@ int run_eval(const EvalOptions& o) {
     r.id = db.add_run(r);
     run = db.find_run(key);
   }
+  lock->set_run(run->id);
   env.work_dir = unique_work_dir(o, run->id, key);
 
   std::vector<store::Candidate> pending;
@@ -255,23 +277,14 @@ int run_eval(const EvalOptions& o) {
                   pending.size(), cands.size() - pending.size(), o.device, o.track, run->seed));
 
   std::map<std::string, const suite::Task*> task_of;
-  std::vector<std::string> task_order;
-  for (const auto& c : pending) {
-    if (task_of.count(c.task)) continue;
-    task_of[c.task] = suite.find(c.task);
-    task_order.push_back(c.task);
-  }
-  // Candidates fork from a warm parent; references and judges run as plain processes.
-  std::unique_ptr<sandbox::WarmParent> warm;
+  for (const auto& c : pending) task_of[c.task] = suite.find(c.task);
+  // Candidates fork from a warm parent (started again when one dies); references and judges run
+  // as plain processes.
+  const fs::path warm_home = env.work_dir / "trusted" / "warm-parent";
+  fs::create_directories(warm_home);
+  WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", {"--socket-fd", "3"}),
+                   worker_environment(env, warm_home), warm_home);
   WorkerEnv cand_env = env;
-  if (o.warm) {
-    const fs::path home = env.work_dir / "trusted" / "warm-parent";
-    fs::create_directories(home);
-    warm = std::make_unique<sandbox::WarmParent>(
-        trusted_argv(env.python, "kbx_worker.zygote", {"--socket-fd", "3"}),
-        worker_environment(env, home), home);
-    if (warm->ok()) cand_env.launcher = warm.get();
-  }
   JobSettings st;
   st.track = o.track;
   st.time = o.time;
@@ -282,10 +295,19 @@ int run_eval(const EvalOptions& o) {
   }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
-  std::atomic<int> harness_errors{0};
+  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs};
+  InterruptGuard interrupts(db, db_mu, run->id);
+  pending = skip_struck(jobs, std::move(pending), task_of);
+  if (!pending.empty()) warm.get();  // it imports while the references run
+  std::vector<std::string> task_order;
+  for (const auto& c : pending) {
+    if (std::find(task_order.begin(), task_order.end(), c.task) == task_order.end()) {
+      task_order.push_back(c.task);
+    }
+  }
   bool environment_saved = false;
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
-  const std::string fp = compile_baseline ? environment_fingerprint(env) : "";
+  const std::string fp = compile_baseline && !pending.empty() ? environment_fingerprint(env) : "";
   // Tasks go in chunks: references for a few tasks, their candidates, then their files are
   // deleted, so that full-size tensors of only a few tasks sit on disk at a time.
   const size_t chunk = o.device == "cuda" ? 4 : 16;
@@ -331,54 +353,21 @@ int run_eval(const EvalOptions& o) {
     for (const auto& c : pending) {
       if (refs.count(c.task + "|ref")) todo.push_back(&c);
     }
-    std::atomic<size_t> next{0};
-    auto lane = [&] {
-      for (size_t i; (i = next++) < todo.size();) {
-        const auto& c = *todo[i];
-        const suite::Task& t = *task_of.at(c.task);
-        const ReferenceCases& rc = refs.at(t.id() + "|ref");
-        fs::path job_dir =
-            env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
-        store::Result r;
-        try {
-          r = evaluate(cand_env, st, t, c, rc, job_dir);
-        } catch (const std::exception& e) {
-          r.candidate_id = c.id;
-          r.method = c.method;
-          r.task = t.id();
-          r.category = t.category;
-          r.status = "harness_error";
-          r.detail = e.what();
-          ++harness_errors;
-        }
-        r.run_id = run->id;
-        {
-          std::lock_guard<std::mutex> lock(db_mu);
-          db.add_result(r);
-        }
-        if (r.status != "passed") {
-          progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
-        }
-        progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
-      }
-    };
-    std::vector<std::thread> lanes;
-    for (int k = 0; k < std::max(1, o.jobs); ++k) lanes.emplace_back(lane);
-    for (auto& th : lanes) th.join();
+    run_jobs(jobs, todo, task_of, refs);
     if (!o.keep_files) {
       for (const auto& j : ref_jobs) fs::remove_all(j.out_dir), fs::remove_all(j.in_dir);
     }
   }
   if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
-  warm.reset();
+  warm.stop();
   if (!o.keep_files) {
     std::error_code ec;
     fs::remove_all(env.work_dir, ec);
   }
   say(fmt::format("run {} finished; `kbx results --db {}` shows the table", run->id,
                   o.db.string()));
-  return harness_errors ? 2 : 0;
+  return jobs.harness_errors ? 2 : 0;
 }
 
 }  // namespace kbx::sched

@@ -34,7 +34,12 @@ struct EvalOptions {
   std::uint64_t job_memory_mb = 0;  ///< a job's memory cap (cgroup); 0: half the machine's
 };
 
-/// Runs `kbx eval`; returns the process exit code (0 when every job got a verdict).
+/// Exit code of `kbx eval` when another kbx eval holds the database (store::WriterLock).
+inline constexpr int kExitBusy = 4;
+
+/// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict, 2 when some
+/// job met a harness fault (stored as harness_error, run again by the next kbx eval),
+/// kExitBusy when another kbx eval is writing the database.
 int run_eval(const EvalOptions& options);
 
 /// Imports candidates into the database without evaluating them (`kbx import`).

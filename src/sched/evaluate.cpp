@@ -14,11 +14,13 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "kbx/probe_records.h"
+#include "sched/events.h"
 #include "timing/guards.h"
 #include "timing/probe_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
 #include "verdict/levels.h"
+#include "verdict/tensor_file.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
@@ -31,9 +33,9 @@ std::string status_str(Status s) {
   return verdict::status_name(s);
 }
 
-Status status_of_error(const json& err) {
-  const std::string kind = err.value("kind", "");
-  const std::string phase = err.value("phase", "");
+Status status_of_error(const ErrorEvent& err) {
+  const std::string& kind = err.kind;
+  const std::string& phase = err.phase;
   if (kind == "compile_error") return Status::CompileError;
   if (kind == "oom") return Status::Oom;
   if (kind == "cuda_error") return Status::CudaError;
@@ -167,17 +169,14 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
 }
 
 /// A static fact that decides the job without running anything, if any.
-std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
-                                                             const suite::Task& task,
-                                                             const std::string& track) {
-  if (facts.is_null()) return std::nullopt;
-  if (!facts.value("syntax_ok", false)) {
-    return std::pair{Status::SyntaxError, facts.value("message", "")};
-  }
-  if (!facts.value("entry_found", false)) {
+std::optional<std::pair<Status, std::string>> static_failure(
+    const std::optional<StaticEvent>& facts, const suite::Task& task, const std::string& track) {
+  if (!facts) return std::nullopt;
+  if (!facts->syntax_ok) return std::pair{Status::SyntaxError, facts->message};
+  if (!facts->entry_found) {
     return std::pair{Status::NoEntry, "no function " + task.entry + "() defined at module level"};
   }
-  if (track == "triton" && facts.value("triton_kernels", json::array()).empty()) {
+  if (track == "triton" && facts->triton_kernels.empty()) {
     return std::pair{Status::StaticReject,
                      std::string("track triton: no @triton.jit kernel in the source (use --track "
                                  "any to accept other implementations)")};
@@ -185,9 +184,10 @@ std::optional<std::pair<Status, std::string>> static_failure(const json& facts,
   return std::nullopt;
 }
 
-/// What the candidate's worker reported: its cases, timings, launches and own time.
+/// What the candidate's worker reported: its cases, timings, launches and own time, from its
+/// events parsed with every field required (sched/events.h).
 struct WorkerReport {
-  std::map<std::string, json> cases;
+  std::map<std::string, json> cases;  ///< each case's event as sent (validated)
   std::map<std::string, std::vector<double>> ms;
   std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
   std::map<std::string, std::vector<double>> host_ms;  ///< per timed case: host time per call
@@ -195,37 +195,36 @@ struct WorkerReport {
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
-  int triton_launches = 0;
-  std::map<std::string, json> case_errors;  ///< a call that raised, by case (phase "run")
-  json last_error;                          ///< the last error event: what stopped the worker
+  std::int64_t triton_launches = 0;
+  std::optional<StaticEvent> static_facts;
+  std::string protocol_problem;  ///< the first event that broke the protocol, if any
+  std::map<std::string, ErrorEvent> case_errors;  ///< a call that raised, by case (phase "run")
+  std::optional<ErrorEvent> last_error;           ///< the last error: what stopped the worker
 };
 
 WorkerReport collect(const sandbox::Outcome& o) {
   WorkerReport w;
-  for (const auto& e : o.events) {
-    const std::string kind = e.value("ev", "");
-    if (kind == "case") {
-      w.cases[e.value("case", "")] = e;
-      w.own_seconds += e.value("call_s", 0.0);
-      w.io_seconds += e.value("read_s", 0.0) + e.value("save_s", 0.0);
-      w.inputs_rebuilt += e.value("inputs_from", "") == "rebuilt" ? 1 : 0;
-      w.triton_launches += e.value("triton_launches", 0);
-    } else if (kind == "timing") {
-      w.ms[e.value("case", "")] = e.value("ms", std::vector<double>{});
-      w.probe_ids[e.value("case", "")] = e.value("probe_ids", std::vector<std::uint64_t>{});
-      w.host_ms[e.value("case", "")] = e.value("host_ms", std::vector<double>{});
-      for (const auto& name : e.value("tampered", json::array())) {
-        if (name.is_string()) w.tampered.insert(name.get<std::string>());
-      }
-      w.own_seconds += e.value("seconds", 0.0);
-    } else if (kind == "imported") {
-      w.own_seconds += e.value("seconds", 0.0);
-    } else if (kind == "error") {
-      w.last_error = e;
-      if (e.value("phase", "") == "run" && e.value("case", json()).is_string()) {
-        w.case_errors.emplace(e["case"].get<std::string>(), e);
-      }
-    }
+  CandidateEvents ev = parse_candidate_events(o.events);
+  w.protocol_problem = std::move(ev.problem);
+  w.static_facts = std::move(ev.static_facts);
+  for (const auto& err : ev.errors) {
+    if (err.phase == "run" && err.case_name) w.case_errors.emplace(*err.case_name, err);
+    w.last_error = err;
+  }
+  if (ev.imported) w.own_seconds += ev.imported->seconds;
+  for (auto& c : ev.cases) {
+    w.own_seconds += c.call_s;
+    w.io_seconds += c.read_s + c.save_s;
+    w.inputs_rebuilt += c.inputs_from == "rebuilt" ? 1 : 0;
+    w.triton_launches += c.triton_launches;
+    w.cases[c.name] = std::move(c.raw);
+  }
+  for (auto& t : ev.timings) {
+    w.ms[t.name] = std::move(t.ms);
+    w.probe_ids[t.name] = std::move(t.probe_ids);
+    w.host_ms[t.name] = std::move(t.host_ms);
+    w.tampered.insert(t.tampered.begin(), t.tampered.end());
+    w.own_seconds += t.seconds;
   }
   return w;
 }
@@ -238,6 +237,15 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
   try {
     return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev, ref.in_dir / name},
                                task.contract, device, ref_ev.value("random", false));
+  } catch (const verdict::BadTensorFile& bad) {
+    // A file in the job's folder is the candidate's to spoil (a FIFO, symlink or truncated file in
+    // place of its outputs): a violation. Anywhere else it is kbx's own fault.
+    const auto rel = bad.path.lexically_normal().lexically_relative(job_dir.lexically_normal());
+    const bool candidates = !rel.empty() && rel.begin()->string() != "..";
+    verdict::CaseVerdict v;
+    v.status = candidates ? Status::OutputViolation : Status::HarnessError;
+    v.detail = bad.what();
+    return v;
   } catch (const std::exception& ex) {
     verdict::CaseVerdict v;
     v.status = Status::HarnessError;
@@ -509,23 +517,13 @@ std::map<std::string, json> timing_events(const sandbox::Outcome& o) {
   return out;
 }
 
-/// The timing guards of issue 20 on a timed case that passed so far: a cache keyed on input
-/// values (timing::cache_signature, on the worker's per-call event samples and the variant
-/// of each call), then the physical floor (timing::roofline_floor against the run's
-/// calibration; without one the case is flagged no_floor).
+/// The timing guards of issue 20 on a timed case that passed so far: the physical floor
+/// (timing::roofline_floor against the run's calibration; without one the case is flagged
+/// no_floor). A case timed on one set of values only is flagged same_values.
 std::optional<std::pair<Status, std::string>> check_timing_guards(store::CaseResult& cr,
                                                                   const json& timing_ev,
                                                                   const JobSettings& st) {
-  const auto ms = timing_ev.value("ms", std::vector<double>{});
-  std::vector<int> variants;
-  for (const auto& v : timing_ev.value("variants", json::array())) {
-    variants.push_back(v.is_number_integer() ? v.get<int>() : -1);
-  }
-  if (variants.empty()) add_flag(cr.timing_flags, "same_values");  // no variants: not checked
-  if (auto cached = timing::cache_signature(ms, variants)) {
-    add_flag(cr.timing_flags, "cached_per_values");
-    return std::pair{Status::StaleResult, *cached};
-  }
+  if (timing_ev.value("variants", json::array()).empty()) add_flag(cr.timing_flags, "same_values");
   if (st.peaks.empty()) {
     add_flag(cr.timing_flags, "no_floor");
     return std::nullopt;
@@ -592,22 +590,24 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                                             compare_early(ref, job_dir, task, env.device, early));
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
+  const WorkerReport w = collect(o);
+  if (!w.protocol_problem.empty()) {  // the candidate's process wrote the stream
+    return finish(Status::Crash, "protocol error in the worker's events: " + w.protocol_problem);
+  }
   // A static reject under --track triton: the worker still ran the cases (untimed), so the
   // levels can say whether the values were right (how the job fares under --track any).
   std::optional<std::pair<Status, std::string>> track_reject;
-  if (auto fail = static_failure(first_event(o, "static"), task, st.track)) {
+  if (auto fail = static_failure(w.static_facts, task, st.track)) {
     if (fail->first != Status::StaticReject) return finish(fail->first, fail->second);
     track_reject = fail;
   }
-
-  const WorkerReport w = collect(o);
   const auto timed_events = timing_events(o);
   const double t_probe = monotonic_seconds();
   ProbeData probe = read_probe(o, env, first_event(o, "static"));
   probe.glue_is_work = task.work == suite::Work::DataMovement;
   double probe_s = monotonic_seconds() - t_probe;
   double compare_s = 0;
-  r.triton_launches = w.triton_launches;
+  r.triton_launches = static_cast<int>(w.triton_launches);
   const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
   Status first_fail = Status::Passed;
   std::string first_detail;
@@ -625,8 +625,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
         cr.status = status_str(s);
         cr.error_ratio = 0;
         cr.values_ok = false;
-        cr.detail =
-            err->second.value("type", "") + ": " + tail(err->second.value("message", ""), 1500);
+        cr.detail = err->second.type + ": " + tail(err->second.message, 1500);
         if (first_fail == Status::Passed) {
           first_fail = s;
           first_detail = "case " + cr.name + ": " + cr.detail;
@@ -702,11 +701,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   // the job's status has always had after its first failing case.
   Status job_fail = Status::Passed;
   std::string job_detail;
-  json err;  // the first error that is no case's verdict (import, timing)
-  for (const auto& e : o.events) {
-    if (e.value("ev", "") != "error") continue;
-    const bool of_case = e.value("phase", "") == "run" && e.value("case", json()).is_string();
-    if (!of_case) {
+  std::optional<ErrorEvent> err;  // the first error that is no case's verdict (import, timing)
+  for (const auto& e : parse_candidate_events(o.events).errors) {
+    if (!(e.phase == "run" && e.case_name)) {
       err = e;
       break;
     }
@@ -719,17 +716,16 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     job_detail = "the candidate changed " + names +
                  " (timings come from the probe and the worker's own references, and "
                  "persisting L2 is put back before each call; the job fails all the same)";
-  } else if (!err.is_null()) {
-    std::string where =
-        err.value("case", json()).is_string() ? " in case " + err["case"].get<std::string>() : "";
-    job_fail = status_of_error(err);
-    job_detail = err.value("type", "") + where + ": " + tail(err.value("message", ""), 1500);
+  } else if (err) {
+    const std::string where = err->case_name ? " in case " + *err->case_name : "";
+    job_fail = status_of_error(*err);
+    job_detail = err->type + where + ": " + tail(err->message, 1500);
   } else if (pstatus != Status::Passed) {
     job_fail = pstatus;
     job_detail = pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800));
   } else if (static_cast<int>(r.cases.size()) < r.cases_total) {
     // the worker stopped after a call that raised (e.g. a CUDA error): that error, else ours
-    job_fail = w.last_error.is_null() ? Status::HarnessError : status_of_error(w.last_error);
+    job_fail = w.last_error ? status_of_error(*w.last_error) : Status::HarnessError;
     job_detail = "worker finished without running every case";
   }
   grade_levels(r, ref, task, job_fail, track_reject.has_value());

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -39,6 +40,11 @@ CREATE TABLE IF NOT EXISTS case_results(
 CREATE TABLE IF NOT EXISTS samples(
   result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
   who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id), started_at TEXT NOT NULL,
+  pid INTEGER NOT NULL, ended_at TEXT, outcome TEXT);
+CREATE INDEX IF NOT EXISTS attempts_job ON attempts(run_id, candidate_id);
 )sql";
 
 // ---- schema 3 (issue 13): graded levels and glue, in tables of their own -------------------
@@ -56,8 +62,9 @@ CREATE TABLE IF NOT EXISTS case_grades(
   in_kbx INTEGER NOT NULL, values_ok INTEGER NOT NULL, glue_share REAL,
   PRIMARY KEY(result_id, name));
 )sql";
-/// Schema 2 to 3: the grades tables (created by kGradesSchema); results stored before have
-/// none, and read back with every level equal to their status.
+/// Schema 2 to 3: the grades tables (created by kGradesSchema) and the attempts table (created
+/// by kSchema); results stored before have no grades, and read back with every level equal to
+/// their status.
 const char* kV2ToV3 = "UPDATE meta SET value='3' WHERE key='schema_version';";
 // ---- end of schema 3 ---------------------------------------------------------------------
 
@@ -141,7 +148,9 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
     exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
     version = "2";
   }
-  if (version == "2") exec(std::string("BEGIN IMMEDIATE;") + kGradesSchema + kV2ToV3 + "COMMIT;");
+  if (version == "2") {
+    exec(std::string("BEGIN IMMEDIATE;") + kSchema + kGradesSchema + kV2ToV3 + "COMMIT;");
+  }
   exec(kSchema);
   exec(kGradesSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
@@ -170,15 +179,16 @@ void Store::exec(const std::string& sql) {
 }
 
 std::int64_t Store::add_candidate(const Candidate& c) {
-  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
-  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
-  if (find.step()) return find.integer(0);
+  // INSERT OR IGNORE, then the id: safe when another process adds the same candidate meanwhile.
   Stmt ins(db_,
-           "INSERT INTO candidates(method, task, sha256, source, origin, imported_at) "
+           "INSERT OR IGNORE INTO candidates(method, task, sha256, source, origin, imported_at) "
            "VALUES(?,?,?,?,?,?)");
   ins.bind(1, c.method).bind(2, c.task).bind(3, c.sha256).bind(4, c.source).bind(5, c.origin);
   ins.bind(6, utc_now_iso()).step();
-  return sqlite3_last_insert_rowid(db_);
+  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
+  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
+  if (!find.step()) throw Error(path_ + ": candidate " + c.task + " vanished after insert");
+  return find.integer(0);
 }
 
 std::vector<Candidate> Store::latest_candidates(const std::string& method) {
@@ -231,7 +241,8 @@ std::vector<Run> Store::runs() {
 }
 
 bool Store::has_result(std::int64_t run_id, std::int64_t candidate_id) {
-  Stmt s(db_, "SELECT 1 FROM results WHERE run_id=? AND candidate_id=?");
+  Stmt s(db_,
+         "SELECT 1 FROM results WHERE run_id=? AND candidate_id=? AND status<>'harness_error'");
   s.bind(1, run_id).bind(2, candidate_id);
   return s.step();
 }
@@ -239,6 +250,22 @@ bool Store::has_result(std::int64_t run_id, std::int64_t candidate_id) {
 std::int64_t Store::add_result(const Result& r) {
   exec("BEGIN IMMEDIATE");
   try {
+    Stmt old(db_, "SELECT id, status FROM results WHERE run_id=? AND candidate_id=?");
+    old.bind(1, r.run_id).bind(2, r.candidate_id);
+    if (old.step()) {
+      if (old.text(1) != "harness_error") {  // the job has its verdict: one per job, kept
+        exec("ROLLBACK");
+        return 0;
+      }
+      const std::int64_t old_id = old.integer(0);
+      for (const char* sql :
+           {"DELETE FROM samples WHERE result_id=?", "DELETE FROM case_results WHERE result_id=?",
+            "DELETE FROM case_grades WHERE result_id=?",
+            "DELETE FROM result_grades WHERE result_id=?", "DELETE FROM results WHERE id=?"}) {
+        Stmt del(db_, sql);
+        del.bind(1, old_id).step();
+      }
+    }
     Stmt s(db_,
            "INSERT INTO results(run_id, candidate_id, method, task, category, status, detail, "
            "error_ratio, cases_total, cases_passed, speedup, triton_launches, wall_s, overhead_s, "
@@ -299,6 +326,33 @@ std::int64_t Store::add_result(const Result& r) {
     exec("ROLLBACK");
     throw;
   }
+}
+
+std::int64_t Store::begin_attempt(std::int64_t run_id, std::int64_t candidate_id) {
+  Stmt s(db_, "INSERT INTO attempts(run_id, candidate_id, started_at, pid) VALUES(?,?,?,?)");
+  s.bind(1, run_id).bind(2, candidate_id).bind(3, utc_now_iso());
+  s.bind(4, static_cast<std::int64_t>(getpid())).step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::end_attempt(std::int64_t attempt_id, const std::string& outcome) {
+  Stmt s(db_, "UPDATE attempts SET ended_at=?, outcome=? WHERE id=?");
+  s.bind(1, utc_now_iso()).bind(2, outcome).bind(3, attempt_id).step();
+}
+
+void Store::interrupt_attempts(std::int64_t run_id) {
+  Stmt s(db_,
+         "UPDATE attempts SET ended_at=?, outcome='interrupted' WHERE run_id=? AND pid=? AND "
+         "outcome IS NULL");
+  s.bind(1, utc_now_iso()).bind(2, run_id).bind(3, static_cast<std::int64_t>(getpid())).step();
+}
+
+int Store::strikes(std::int64_t run_id, std::int64_t candidate_id) {
+  Stmt s(db_,
+         "SELECT COUNT(*) FROM attempts WHERE run_id=? AND candidate_id=? AND "
+         "(outcome IS NULL OR outcome='warm_parent_died')");
+  s.bind(1, run_id).bind(2, candidate_id);
+  return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
 namespace {

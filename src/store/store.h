@@ -10,9 +10,9 @@ struct sqlite3;
 namespace kbx::store {
 
 /// Version of the database layout; a database of another version is refused with a message.
-constexpr int kSchemaVersion = 3;  ///< 2 added probe timing and attribution (1 migrates);
-                                   ///< 3 added graded levels and glue (result_grades,
-                                   ///< case_grades; 1 and 2 migrate)
+/// 2 added probe timing and attribution; 3 added graded levels and glue (result_grades,
+/// case_grades) and attempts. Older versions migrate on open.
+constexpr int kSchemaVersion = 3;
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -123,8 +123,23 @@ class Store {
   void set_run_environment(std::int64_t run_id, const std::string& environment_json);
   std::vector<Run> runs();
 
+  /// True when the job has a verdict; a harness_error row is no verdict (the job runs again).
   bool has_result(std::int64_t run_id, std::int64_t candidate_id);
+  /// Stores a job's verdict in one transaction, replacing a harness_error row of the same job.
+  /// A job that already has a verdict keeps it: returns 0 and stores nothing.
   std::int64_t add_result(const Result& r);
+
+  /// Records that a job is about to run (before its worker starts); returns the attempt's id.
+  std::int64_t begin_attempt(std::int64_t run_id, std::int64_t candidate_id);
+  /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again)
+  /// or "warm_parent_died" (the warm parent died while it ran; a strike).
+  void end_attempt(std::int64_t attempt_id, const std::string& outcome);
+  /// Closes this process's open attempts of a run as "interrupted" (a user's or a batch system's
+  /// signal ended kbx: no strike against the jobs).
+  void interrupt_attempts(std::int64_t run_id);
+  /// Strikes against a job: attempts that never ended (kbx died while it ran) plus attempts during
+  /// which the warm parent died.
+  int strikes(std::int64_t run_id, std::int64_t candidate_id);
   /// Results of the newest run of each method (or of run_id when given), by task.
   std::vector<Result> results(const std::string& method, std::optional<std::int64_t> run_id);
 

@@ -54,30 +54,4 @@ bool below_floor(double measured_ms, const RooflineFloor& floor, double margin) 
   return floor.ms > 0 && measured_ms * margin < floor.ms;
 }
 
-std::optional<std::string> cache_signature(const std::vector<double>& ms,
-                                           const std::vector<int>& variants) {
-  if (ms.size() != variants.size()) return std::nullopt;
-  std::map<int, std::vector<double>> by_variant;  // in call order
-  for (size_t i = 0; i < ms.size(); ++i) {
-    if (variants[i] != 0) by_variant[variants[i]].push_back(ms[i]);
-  }
-  int eligible = 0;
-  double first_sum = 0, later_sum = 0;
-  for (const auto& [v, times] : by_variant) {
-    if (times.size() < 3) continue;
-    ++eligible;
-    const double first = times.front();
-    const double later = *median(std::vector<double>(times.begin() + 1, times.end()));
-    if (!(first > kCacheRatio * later && first - later >= kCacheMinGapMs)) return std::nullopt;
-    first_sum += first;
-    later_sum += later;
-  }
-  if (eligible < 2) return std::nullopt;
-  return fmt::format(
-      "on each of {} sets of input values the timer cycled through the timed tensors, the first "
-      "timed call took {:.4f} ms on average and later calls on the same values {:.4f} ms "
-      "(median): results cached per input values",
-      eligible, first_sum / eligible, later_sum / eligible);
-}
-
 }  // namespace kbx::timing

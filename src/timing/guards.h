@@ -35,17 +35,4 @@ std::optional<RooflineFloor> roofline_floor(double flops, double bytes, const st
 /// (measured * margin < floor).
 bool below_floor(double measured_ms, const RooflineFloor& floor, double margin = kFloorMargin);
 
-/// A cache keyed on input values: when the timer cycles several value variants through the
-/// timed tensors, such a cache computes on the first call that sees a variant and answers
-/// every later call on it from memory. Its signature: for every variant the warm-up did not
-/// see (all but variant 0) the first timed call on it is much slower than its later calls.
-/// Rule: at least 2 such variants with 3 or more calls each, and for every one of them the
-/// first call longer than kCacheRatio times the median of its later calls and by at least
-/// kCacheMinGapMs. `ms` and `variants` are per timed call, in order (the CUDA-event samples,
-/// which keep one entry per call). Returns a description when the signature is there.
-inline constexpr double kCacheRatio = 2.0;
-inline constexpr double kCacheMinGapMs = 0.002;
-std::optional<std::string> cache_signature(const std::vector<double>& ms,
-                                           const std::vector<int>& variants);
-
 }  // namespace kbx::timing

@@ -5,7 +5,7 @@
 
 namespace kbx::verdict {
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 28> kNames = {{
+constexpr std::array<std::pair<Status, const char*>, 29> kNames = {{
     {Status::Passed, "passed"},
     {Status::StaticReject, "static_reject"},
     {Status::SyntaxError, "syntax_error"},
@@ -34,6 +34,7 @@ constexpr std::array<std::pair<Status, const char*>, 28> kNames = {{
     {Status::ImpossibleSpeed, "impossible_speed"},
     {Status::ReferenceError, "reference_error"},
     {Status::HarnessError, "harness_error"},
+    {Status::KilledHarness, "killed_harness"},
 }};
 }  // namespace
 
@@ -52,19 +53,6 @@ bool parse_status(const std::string& name, Status* out) {
     }
   }
   return false;
-}
-
-bool is_correctness_failure(Status s) {
-  switch (s) {
-    case Status::ShapeMismatch:
-    case Status::DtypeMismatch:
-    case Status::NumericalMismatch:
-    case Status::NonfiniteMismatch:
-    case Status::InputMutation:
-    case Status::OutputViolation:
-    case Status::RandomContract: return true;
-    default: return false;
-  }
 }
 
 }  // namespace kbx::verdict

@@ -32,16 +32,14 @@ enum class Status {
   TimerTampered,      ///< the candidate replaced a timing function (events, synchronize, clock)
   ImpossibleSpeed,    ///< timed faster than the calibrated roofline allows (timing/guards.h)
   ReferenceError,     ///< the reference failed; not the candidate's fault
-  HarnessError,       ///< kbx itself failed on this job
+  HarnessError,       ///< kbx itself failed on this job (retried on the next run)
+  KilledHarness,      ///< took the supervisor or the warm parent down twice while it ran; skipped
 };
 
 /// Stable lower-case name stored in the database ("numerical_mismatch").
 const char* status_name(Status s);
 
-/// Inverse of status_name; returns false for an unknown name.
+/// Inverse of status_name; false for an unknown name.
 bool parse_status(const std::string& name, Status* out);
-
-/// True for statuses that mean the candidate produced outputs that were judged.
-bool is_correctness_failure(Status s);
 
 }  // namespace kbx::verdict

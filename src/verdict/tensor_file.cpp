@@ -1,7 +1,6 @@
 #include "verdict/tensor_file.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,10 +60,10 @@ T load(const unsigned char* p) {
 /// Walks the header fields of a mapped .kbt file.
 class Cursor {
  public:
-  Cursor(const unsigned char* base, size_t size, std::string path)
+  Cursor(const unsigned char* base, size_t size, std::filesystem::path path)
       : base_(base), size_(size), path_(std::move(path)) {}
   const unsigned char* take(size_t n) {
-    if (n > size_ - pos_) throw Error(path_ + ": truncated tensor file");
+    if (n > size_ - pos_) throw BadTensorFile(path_, "truncated tensor file");
     const unsigned char* p = base_ + pos_;
     pos_ += n;
     return p;
@@ -82,39 +81,60 @@ class Cursor {
   const unsigned char* base_;
   size_t size_;
   size_t pos_ = 0;
-  std::string path_;
+  std::filesystem::path path_;
 };
 
 }  // namespace
 
 class Mapping {
  public:
-  explicit Mapping(const std::filesystem::path& path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(path.string() + ": cannot open tensor file: " + std::strerror(errno));
-    struct stat st {};
-    fstat(fd, &st);
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ > 0) {
-      void* p = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        close(fd);
-        throw Error(path.string() + ": cannot map tensor file: " + std::strerror(errno));
-      }
-      base_ = static_cast<const unsigned char*>(p);
+  Mapping(const std::filesystem::path& path, const std::function<void()>& before_read) {
+    const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      const int err = errno;
+      throw BadTensorFile(
+          path, err == ELOOP ? "is a symlink, not a tensor file"
+                             : std::string("cannot open tensor file: ") + std::strerror(err));
     }
-    close(fd);
-  }
-  ~Mapping() {
-    if (base_) munmap(const_cast<unsigned char*>(base_), size_);
+    struct Closer {
+      int fd;
+      ~Closer() { close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (fstat(fd, &st) != 0) throw BadTensorFile(path, std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) {
+      throw BadTensorFile(
+          path, std::string("is a ") + file_kind(st.st_mode) + ", not a regular tensor file");
+    }
+    const size_t size = static_cast<size_t>(st.st_size);
+    if (before_read) before_read();
+    bytes_ = std::make_unique_for_overwrite<unsigned char[]>(size);  // no zero pass over GBs
+    size_ = size;
+    for (size_t done = 0; done < size;) {
+      const ssize_t n = pread(fd, bytes_.get() + done, size - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw BadTensorFile(path, std::string("read failed: ") + std::strerror(errno));
+      if (n == 0) {
+        throw BadTensorFile(path, "truncated while being read (" + std::to_string(done) + " of " +
+                                      std::to_string(size) + " bytes)");
+      }
+      done += static_cast<size_t>(n);
+    }
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  const unsigned char* base() const { return base_; }
+  const unsigned char* base() const { return bytes_.get(); }
   size_t size() const { return size_; }
 
  private:
-  const unsigned char* base_ = nullptr;
+  static const char* file_kind(mode_t m) {
+    if (S_ISFIFO(m)) return "FIFO";
+    if (S_ISDIR(m)) return "folder";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "device";
+    if (S_ISSOCK(m)) return "socket";
+    return "special file";
+  }
+  std::unique_ptr<unsigned char[]> bytes_;
   size_t size_ = 0;
 };
 
@@ -222,26 +242,50 @@ const Tensor* TensorFile::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+/// True when shape's element count times the element size is nbytes, with no overflow on the
+/// way and no more bytes than the file holds.
+bool size_matches(const std::vector<std::int64_t>& shape, size_t elem, std::uint64_t nbytes,
+                  size_t file_size) {
+  if (nbytes > file_size) return false;
+  for (auto s : shape) {
+    if (s == 0) return nbytes == 0;
+  }
+  std::uint64_t n = elem;  // every dimension is >= 1 now: n only grows, and must stay <= nbytes
+  for (auto s : shape) {
+    if (n > file_size / static_cast<std::uint64_t>(s)) return false;
+    n *= static_cast<std::uint64_t>(s);
+  }
+  return n == nbytes;
+}
+}  // namespace
+
 TensorFile read_tensor_file(const std::filesystem::path& path) {
-  auto map = std::make_shared<const Mapping>(path);
-  Cursor r(map->base(), map->size(), path.string());
-  if (r.str(8) != std::string(kMagic, 8)) throw Error(path.string() + ": not a kbx tensor file");
+  return read_tensor_file(path, {});
+}
+
+TensorFile read_tensor_file(const std::filesystem::path& path,
+                            const std::function<void()>& before_read) {
+  auto map = std::make_shared<const Mapping>(path, before_read);
+  Cursor r(map->base(), map->size(), path);
+  if (map->size() < 8) throw BadTensorFile(path, "truncated tensor file");
+  if (r.str(8) != std::string(kMagic, 8)) throw BadTensorFile(path, "not a kbx tensor file");
   TensorFile file;
   const auto count = r.get<std::uint32_t>();
   for (std::uint32_t k = 0; k < count; ++k) {
     Tensor t;
     t.name = r.str(r.get<std::uint16_t>());
     std::string dtype = r.str(r.get<std::uint16_t>());
-    if (!parse_dtype(dtype, &t.dtype)) throw Error(path.string() + ": unknown dtype " + dtype);
+    if (!parse_dtype(dtype, &t.dtype)) throw BadTensorFile(path, "unknown dtype " + dtype);
     const auto ndim = r.get<std::uint8_t>();
     for (int d = 0; d < ndim; ++d) {
       auto s = r.get<std::int64_t>();
-      if (s < 0) throw Error(path.string() + ": negative dimension in " + t.name);
+      if (s < 0) throw BadTensorFile(path, "negative dimension in " + t.name);
       t.shape.push_back(s);
     }
     const auto nbytes = r.get<std::uint64_t>();
-    if (nbytes != static_cast<std::uint64_t>(t.numel()) * dtype_size(t.dtype)) {
-      throw Error(path.string() + ": size of " + t.name + " does not match its shape");
+    if (!size_matches(t.shape, dtype_size(t.dtype), nbytes, map->size())) {
+      throw BadTensorFile(path, "size of " + t.name + " does not match its shape");
     }
     t.mapped = r.take(nbytes);
     t.mapped_size = nbytes;

@@ -1,9 +1,12 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "common/error.h"
 
 namespace kbx::verdict {
 
@@ -17,11 +20,11 @@ bool is_floating(DType d);  ///< float or complex
 bool is_complex(DType d);
 double dtype_eps(DType d);  ///< machine epsilon of the (real part's) floating type
 
-/// A read-only memory mapping of a file; tensors read from the file point into it.
+/// The bytes of a tensor file, read into memory once; tensors read from the file point into it.
 class Mapping;
 
 /// A named tensor: dtype, shape and raw C-contiguous bytes, either owned (`bytes`) or a view
-/// into the mapped file it was read from.
+/// into the bytes of the file it was read from (`mapping`).
 struct Tensor {
   std::string name;
   DType dtype = DType::F32;
@@ -51,8 +54,23 @@ struct TensorFile {
   const Tensor* find(const std::string& name) const;
 };
 
-/// Reads a .kbt file by mapping it; throws Error naming the path on a bad or truncated file.
+/// A tensor file that is unusable: not a regular file (a FIFO, symlink, folder or device in its
+/// place), shorter than its header says, shrunk while read, or malformed.
+struct BadTensorFile : Error {
+  BadTensorFile(const std::filesystem::path& file, const std::string& what)
+      : Error(file.string() + ": " + what), path(file) {}
+  std::filesystem::path path;
+};
+
+/// Reads a .kbt file into memory. The file is opened without following a symlink and without
+/// blocking (O_NOFOLLOW | O_NONBLOCK), must be a regular file, and is read with pread (never
+/// mapped, so a file truncated meanwhile gives an error, not SIGBUS). Throws BadTensorFile
+/// naming the path on any of those problems.
 TensorFile read_tensor_file(const std::filesystem::path& path);
+/// The same, calling before_read between the file's fstat and its reading (tests change the file
+/// there to show that a file truncated after it was opened gives an error).
+TensorFile read_tensor_file(const std::filesystem::path& path,
+                            const std::function<void()>& before_read);
 
 /// Writes a .kbt file (tests and synthesized candidates use it).
 void write_tensor_file(const std::filesystem::path& path, const std::vector<Tensor>& tensors);

@@ -419,7 +419,7 @@ def _attack():
         return False
     return True
 """),
-    "symlink_outputs": ("Activation/tanh", "nonfinite_mismatch", """\
+    "symlink_outputs": ("Activation/tanh", "output_violation", """\
 Swaps its output files for symlinks to the reference's files (their host path is guessable from
 its own folder's path), so that the supervisor would read the reference as its outputs.""",
     """\

@@ -59,42 +59,6 @@ TEST(RooflineFloor, MarginOfTenPercent) {
   EXPECT_FALSE(timing::below_floor(0.01, {0.0, ""}));
 }
 
-TEST(CacheSignature, FirstCallPerVariantSlowLaterFast) {
-  // variants 1..3 each computed once (1 ms), then answered from memory (0.01 ms)
-  std::vector<int> v = {1, 2, 3, 0, 2, 1, 3, 0, 1, 3, 2, 0};
-  std::vector<double> ms;
-  std::map<int, int> seen;
-  for (int x : v) ms.push_back(x != 0 && seen[x]++ == 0 ? 1.0 : 0.01);
-  const auto sig = timing::cache_signature(ms, v);
-  ASSERT_TRUE(sig);
-  EXPECT_NE(sig->find("3 sets of input values"), std::string::npos);
-}
-
-TEST(CacheSignature, HonestTimesAndNoiseAreNotFlagged) {
-  std::vector<int> v = {1, 2, 3, 0, 2, 1, 3, 0, 1, 3, 2, 0};
-  std::vector<double> flat(v.size(), 1.0);
-  EXPECT_FALSE(timing::cache_signature(flat, v));
-  // one slow first call (a hiccup) is not enough: every variant must show it
-  auto one = flat;
-  one[0] = 5.0;
-  EXPECT_FALSE(timing::cache_signature(one, v));
-  // tiny times: the gap must be at least 2 us
-  std::vector<double> tiny;
-  std::map<int, int> seen;
-  for (int x : v) tiny.push_back(x != 0 && seen[x]++ == 0 ? 0.0015 : 0.0005);
-  EXPECT_FALSE(timing::cache_signature(tiny, v));
-}
-
-TEST(CacheSignature, NeedsTwoVariantsWithThreeCallsAndAlignedSamples) {
-  std::vector<int> v = {1, 0, 1, 0, 1, 0};
-  std::vector<double> ms = {1.0, 0.01, 0.01, 0.01, 0.01, 0.01};
-  EXPECT_FALSE(timing::cache_signature(ms, v));  // one variant only
-  std::vector<int> v2 = {1, 2, 1, 2};
-  EXPECT_FALSE(timing::cache_signature({1.0, 1.0, 0.01, 0.01}, v2));  // two calls each
-  EXPECT_FALSE(timing::cache_signature({1.0}, {1, 2}));               // not aligned
-  EXPECT_FALSE(timing::cache_signature({}, {}));
-}
-
 TEST(Status, ImpossibleSpeedHasAName) {
   verdict::Status s;
   ASSERT_TRUE(verdict::parse_status("impossible_speed", &s));

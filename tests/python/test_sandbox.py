@@ -40,5 +40,10 @@ def test_candidate_sees_no_secret_and_no_host_network(tmp_path, mode):
                           "json"], capture_output=True, text=True)
     row = json.loads(res.stdout)["results"][0]
     if not _abilities():
-        pytest.skip("no network namespace on this machine; the secret check alone ran")
+        # The secret must stay hidden everywhere; only reaching the loopback may fail the job here.
+        leaks = row["detail"] if row["status"] != "passed" else ""
+        assert row["status"] == "passed" or "reached 127.0.0.1" in leaks, (row, proc.stderr[-2000:])
+        assert "SECRET" not in leaks and "API_KEY" not in leaks, row
+        pytest.skip("no network namespace on this machine: the secret was checked, the network "
+                    "isolation could not be")
     assert row["status"] == "passed", (row, proc.stderr[-2000:])

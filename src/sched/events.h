@@ -1,0 +1,74 @@
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbx::sched {
+
+// The events of a candidate worker that the supervisor uses, with their fields REQUIRED: a
+// missing or mistyped field is a protocol error (the job is `crash`, since the candidate's own
+// process wrote the stream), never a default value. docs/protocol.md lists every event.
+
+/// {"ev": "static"}: facts about the source from python/kbx_worker/static.py (before any
+/// candidate code runs).
+struct StaticEvent {
+  bool syntax_ok = false;
+  std::string message;  ///< the syntax error, when !syntax_ok
+  bool entry_found = false;
+  std::vector<std::string> triton_kernels;
+  std::vector<std::string> suspicious_imports;
+};
+
+/// {"ev": "imported"}: the candidate module imported.
+struct ImportedEvent {
+  double seconds = 0;
+};
+
+/// {"ev": "case"}: one judged call; its outputs are in <out_prefix>.cand.kbt.
+struct CaseEvent {
+  std::string name;
+  std::string structure;   ///< "single", "tuple", ... (argcodec.flatten_result)
+  nlohmann::json outputs;  ///< array of objects, each with a string "name" and "kind"
+  std::int64_t triton_launches = 0;
+  double call_s = 0, save_s = 0, read_s = 0;
+  std::string inputs_from;  ///< "rebuilt" or "file"
+  nlohmann::json raw;       ///< the event as sent (the verdict reads its outputs' metadata)
+};
+
+/// {"ev": "timing"}: the timed calls of one full case.
+struct TimingEvent {
+  std::string name;
+  std::vector<double> ms;
+  double seconds = 0;
+  std::vector<std::uint64_t> probe_ids;
+  std::vector<std::string> tampered;
+  std::vector<double> host_ms;
+};
+
+/// {"ev": "error"}: the candidate failed (import, compile, run or time).
+struct ErrorEvent {
+  std::string phase, kind, type, message, trace;
+  std::optional<std::string> case_name;  ///< null outside a case
+};
+
+/// Everything a candidate worker said, typed; `problem` is set at the first event that breaks
+/// the protocol (and then the rest is not to be trusted).
+struct CandidateEvents {
+  std::optional<StaticEvent> static_facts;  ///< the first static event
+  std::optional<ImportedEvent> imported;
+  std::vector<CaseEvent> cases;
+  std::vector<TimingEvent> timings;
+  std::optional<ErrorEvent> error;  ///< the first error event
+  std::vector<ErrorEvent> errors;   ///< every error event, in order
+  bool done = false;
+  std::string problem;  ///< "event 3 (case): field 'triton_launches' missing", or ""
+};
+
+/// Parses a candidate worker's events. Unknown event names are skipped; "ev" itself must be a
+/// string. Non-finite floats arrive as the strings "nan", "inf", "-inf" (proto.py) and are read
+/// as such.
+CandidateEvents parse_candidate_events(const std::vector<nlohmann::json>& events);
+
+}  // namespace kbx::sched

@@ -1,0 +1,313 @@
+#include "sched/jobs.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "common/util.h"
+#include "verdict/status.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Most warm parents started in one run; past it, candidates start cold.
+constexpr int kMaxWarmStarts = 20;
+
+void say(const std::string& line) {
+  std::fprintf(stderr, "kbx: %s\n", line.c_str());
+}
+
+store::Result blank_result(const store::Candidate& c, const suite::Task& t) {
+  store::Result r;
+  r.candidate_id = c.id;
+  r.method = c.method;
+  r.task = t.id();
+  r.category = t.category;
+  return r;
+}
+
+/// One run of a job: its result, unless the warm parent died meanwhile (then the result says
+/// nothing about the candidate).
+struct Attempt {
+  store::Result result;
+  bool parent_died = false;
+};
+
+Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
+                const ReferenceCases& rc, std::int64_t* attempt_id) {
+  {
+    std::lock_guard<std::mutex> lock(ctx.db_mu);
+    *attempt_id = ctx.db.begin_attempt(ctx.run_id, c.id);
+  }
+  Attempt a;
+  const auto parent = ctx.warm.get();
+  WorkerEnv env = ctx.cand_env;
+  env.launcher = parent.get();
+  const fs::path job_dir =
+      env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
+  try {
+    a.result = evaluate(env, ctx.settings, t, c, rc, job_dir);
+  } catch (const std::exception& e) {
+    a.result = blank_result(c, t);
+    a.result.status = verdict::status_name(verdict::Status::HarnessError);
+    a.result.detail = e.what();
+  }
+  a.parent_died = parent && !parent->ok();
+  a.result.run_id = ctx.run_id;
+  return a;
+}
+
+/// Stores a job's verdict and closes its attempt.
+void store_verdict(JobContext& ctx, const store::Result& r, std::int64_t attempt_id) {
+  {
+    std::lock_guard<std::mutex> lock(ctx.db_mu);
+    if (ctx.db.add_result(r) == 0) {
+      say(fmt::format("{}: already has a verdict in run {}; this one ({}) is dropped", r.task,
+                      ctx.run_id, r.status));
+    }
+    if (attempt_id) ctx.db.end_attempt(attempt_id, r.status);
+  }
+  if (r.status == verdict::status_name(verdict::Status::HarnessError)) ++ctx.harness_errors;
+  if (r.status != "passed") {
+    ctx.progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
+  }
+  ctx.progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
+}
+
+void end_attempt(JobContext& ctx, std::int64_t attempt_id, const std::string& outcome) {
+  std::lock_guard<std::mutex> lock(ctx.db_mu);
+  ctx.db.end_attempt(attempt_id, outcome);
+}
+
+store::Result killed_harness(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
+                             int strikes) {
+  store::Result r = blank_result(c, t);
+  r.run_id = ctx.run_id;
+  r.status = verdict::status_name(verdict::Status::KilledHarness);
+  r.detail = fmt::format(
+      "kbx or its warm parent died {} times while this candidate ran; it is not run again",
+      strikes);
+  return r;
+}
+
+int strikes_of(JobContext& ctx, const store::Candidate& c) {
+  std::lock_guard<std::mutex> lock(ctx.db_mu);
+  return ctx.db.strikes(ctx.run_id, c.id);
+}
+
+/// Runs a job alone until it has a verdict: again after each warm parent death, until it has
+/// kStrikesToSkip strikes and is stored as killed_harness.
+void run_alone(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
+               const ReferenceCases& rc) {
+  while (true) {
+    const int strikes = strikes_of(ctx, c);
+    if (strikes >= kStrikesToSkip) {
+      store_verdict(ctx, killed_harness(ctx, c, t, strikes), 0);
+      return;
+    }
+    std::int64_t id = 0;
+    Attempt a = attempt(ctx, c, t, rc, &id);
+    if (!a.parent_died) {
+      store_verdict(ctx, a.result, id);
+      return;
+    }
+    end_attempt(ctx, id, "warm_parent_died");
+    ctx.progress.note(fmt::format("{}: the warm parent died while it ran; restarting it", c.task));
+  }
+}
+
+/// The write end of the pipe the signal handler reports to; -1 when no guard is alive.
+std::atomic<int> g_signal_pipe{-1};
+
+/// What the handler passes on: the signal and who sent it.
+struct SignalNote {
+  int sig;
+  pid_t sender;
+  int code;
+};
+
+void on_signal(int sig, siginfo_t* info, void*) {
+  const SignalNote note{sig, info ? info->si_pid : 0, info ? info->si_code : 0};
+  const int fd = g_signal_pipe.load();
+  if (fd < 0 || write(fd, &note, sizeof note) < 0) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+/// True when pid is this process or one of its descendants (walking /proc's parent links).
+bool is_descendant(pid_t pid) {
+  for (int depth = 0; pid > 1 && depth < 64; ++depth) {
+    if (pid == getpid()) return true;
+    std::string stat;
+    try {
+      stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    } catch (const std::exception&) {
+      return false;
+    }
+    const size_t paren = stat.rfind(')');  // the name may hold spaces and parentheses
+    if (paren == std::string::npos) return false;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) != 2) return false;
+    pid = ppid;
+  }
+  return false;
+}
+
+}  // namespace
+
+InterruptGuard::InterruptGuard(store::Store& db, std::mutex& db_mu, std::int64_t run_id) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  if (pipe2(stop_, O_CLOEXEC) != 0) {
+    close(fds[0]), close(fds[1]);
+    return;
+  }
+  g_signal_pipe = fds[1];
+  watcher_ = std::thread([this, &db, &db_mu, run_id, in = fds[0], out = fds[1]] {
+    pollfd p[2] = {{in, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    while (poll(p, 2, -1) >= 0 || errno == EINTR) {
+      if (p[1].revents) break;
+      if (!(p[0].revents & POLLIN)) continue;
+      SignalNote note{};
+      if (read(in, &note, sizeof note) != sizeof note) continue;
+      if (!is_descendant(note.sender)) {
+        try {
+          std::lock_guard<std::mutex> lock(db_mu);
+          db.interrupt_attempts(run_id);
+        } catch (const std::exception&) {  // dying all the same: the attempts stay open
+        }
+        say(
+            fmt::format("interrupted by signal {}; the jobs that were running run again on the "
+                        "next kbx eval",
+                        note.sig));
+      }
+      signal(note.sig, SIG_DFL);
+      raise(note.sig);
+    }
+    g_signal_pipe = -1;
+    close(in);
+    close(out);
+  });
+  struct sigaction sa {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+InterruptGuard::~InterruptGuard() {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  if (stop_[1] >= 0 && write(stop_[1], "x", 1) < 0) {
+  }
+  if (watcher_.joinable()) watcher_.join();
+  for (int fd : stop_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void WarmParents::stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  current_.reset();
+}
+
+WarmParents::WarmParents(bool enabled, std::vector<std::string> argv,
+                         std::map<std::string, std::string> env, std::filesystem::path cwd)
+    : enabled_(enabled), argv_(std::move(argv)), env_(std::move(env)), cwd_(std::move(cwd)) {}
+
+std::shared_ptr<sandbox::WarmParent> WarmParents::get() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!enabled_) return nullptr;
+  if (current_ && current_->ok()) return current_;
+  if (starts_ >= kMaxWarmStarts) {
+    enabled_ = false;
+    current_.reset();
+    say(fmt::format("the warm parent died {} times; candidates start cold from now on", starts_));
+    return nullptr;
+  }
+  if (current_) say("the warm parent died; starting a new one");
+  ++starts_;
+  current_ = std::make_shared<sandbox::WarmParent>(argv_, env_, cwd_);
+  if (!current_->ok()) {
+    enabled_ = false;
+    current_.reset();
+    say("the warm parent did not start; candidates start cold");
+  }
+  return current_;
+}
+
+std::vector<store::Candidate> skip_struck(JobContext& ctx, std::vector<store::Candidate> pending,
+                                          const std::map<std::string, const suite::Task*>& tasks) {
+  std::vector<store::Candidate> left;
+  for (auto& c : pending) {
+    const int strikes = strikes_of(ctx, c);
+    if (strikes >= kStrikesToSkip) {
+      store_verdict(ctx, killed_harness(ctx, c, *tasks.at(c.task), strikes), 0);
+    } else {
+      left.push_back(std::move(c));
+    }
+  }
+  return left;
+}
+
+void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
+              const std::map<std::string, const suite::Task*>& tasks,
+              const std::map<std::string, ReferenceCases>& refs) {
+  std::mutex again_mu;
+  std::vector<const store::Candidate*> again;  // harness faults: run once more, alone
+  std::atomic<size_t> next{0};
+  auto lane = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      const store::Candidate& c = *jobs[i];
+      std::int64_t id = 0;
+      try {
+        const suite::Task& t = *tasks.at(c.task);
+        Attempt a = attempt(ctx, c, t, refs.at(t.id() + "|ref"), &id);
+        const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
+        if (a.parent_died || fault) {
+          // Not a verdict: with several lanes the parent's death may be another job's doing, and
+          // a harness error is kbx's own. Both run again alone, where a death is the job's own.
+          end_attempt(ctx, id, a.parent_died ? "warm_parent_died" : "retry");
+          std::lock_guard<std::mutex> lock(again_mu);
+          again.push_back(&c);
+          continue;
+        }
+        store_verdict(ctx, a.result, id);
+      } catch (const std::exception& e) {
+        ++ctx.harness_errors;
+        say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
+                        c.task, e.what()));
+        try {
+          if (id) end_attempt(ctx, id, "lane_error");  // a fault of kbx, no strike for the job
+        } catch (const std::exception&) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 0; k < std::max(1, ctx.lanes); ++k) threads.emplace_back(lane);
+  for (auto& th : threads) th.join();
+  for (const auto* c : again) {
+    try {
+      const suite::Task& t = *tasks.at(c->task);
+      run_alone(ctx, *c, t, refs.at(t.id() + "|ref"));
+    } catch (const std::exception& e) {
+      ++ctx.harness_errors;
+      say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
+                      c->task, e.what()));
+    }
+  }
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,256 @@
+"""The supervisor survives any candidate and any second kbx: the attacks of
+tests/adversarial/supervisor (README.md there lists each with its expected status), a kbx killed
+while a job runs, kill -9 at random moments, a second kbx eval on the same database, duplicate and
+symlinked candidates, a missing candidates folder."""
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT, kbx_binary
+
+ATTACKS = ROOT / "tests" / "adversarial" / "supervisor"
+EXPERT = ROOT / "solutions" / "expert"
+
+
+def _expected():
+    """attack -> (candidate path, allowed statuses), from the README's table."""
+    out = {}
+    for line in (ATTACKS / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[1].startswith("`"):
+            continue
+        path = cells[1].strip("`")
+        out[path.split("/")[0]] = (path, re.findall(r"`([a-z_]+)`", cells[2]))
+    return out
+
+
+def _eval_args(db, cands, method, *extra):
+    return [kbx_binary(), "eval", "--method", method, "--candidates", str(cands), "--device",
+            "cpu", "--tiers", "edge", "--db", str(db), "--work", str(db.parent / "work"), *extra]
+
+
+def _run(args, timeout=600):
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _rows(db, sql="SELECT run_id, candidate_id, task, status FROM results ORDER BY id"):
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
+            return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:
+        return []
+
+
+def _statuses(db):
+    return {task: status for _, _, task, status in _rows(db)}
+
+
+def _place(folder, source, rel):
+    dest = folder / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, dest)
+
+
+def test_attacks_in_one_run_every_other_job_passes(tmp_path):
+    """All attacks but the slow one in one run, two lanes, beside two honest expert kernels."""
+    expected = _expected()
+    cands = tmp_path / "cands"
+    for attack, (path, _) in expected.items():
+        if attack != "slow_call":
+            _place(cands, ATTACKS / path, path.split("/", 1)[1])
+    for honest in ("Activation/gelu.py", "Math/softmax.py"):
+        _place(cands, EXPERT / honest, honest)
+    db = tmp_path / "k.db"
+    proc = _run(_eval_args(db, cands, "attacks", "--jobs", "2"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = _statuses(db)
+    assert got.pop("Activation/gelu") == "passed", proc.stderr[-3000:]
+    assert got.pop("Math/softmax") == "passed", proc.stderr[-3000:]
+    for attack, (path, allowed) in expected.items():
+        if attack == "slow_call":
+            continue
+        task = path.split("/", 1)[1][: -len(".py")]
+        assert got.get(task) in allowed, (attack, got.get(task), proc.stderr[-3000:])
+    assert len(_rows(db)) == len(expected) + 1  # one verdict per job
+
+
+def test_candidate_killing_kbx_is_skipped_on_the_third_run(tmp_path):
+    """--cold: the candidate's parent is kbx itself. Two dead kbx, then killed_harness."""
+    path, allowed = _expected()["kill_parent"]
+    cands = tmp_path / "cands"
+    _place(cands, ATTACKS / path, "Math/add.py")
+    db = tmp_path / "k.db"
+    codes = []
+    for _ in range(3):
+        proc = _run(_eval_args(db, cands, "killer", "--cold"))
+        codes.append(proc.returncode)
+        if proc.returncode == 0:
+            break
+    assert codes[-1] == 0, (codes, proc.stderr[-3000:])
+    status = _statuses(db)["Math/add"]
+    assert status in allowed and status != "passed", status
+    if -signal.SIGKILL in codes:  # kbx was the victim: two deaths, then skipped unrun
+        assert codes == [-signal.SIGKILL, -signal.SIGKILL, 0]
+        assert status == "killed_harness"
+    assert len(_rows(db)) == 1
+
+
+def _open_attempt(db):
+    rows = _rows(db, "SELECT COUNT(*) FROM attempts WHERE outcome IS NULL")
+    return rows and rows[0][0] > 0
+
+
+def test_kbx_killed_twice_while_a_job_runs_gives_killed_harness(tmp_path):
+    path, _ = _expected()["slow_call"]
+    cands = tmp_path / "cands"
+    _place(cands, ATTACKS / path, "Math/add.py")
+    db = tmp_path / "k.db"
+    args = _eval_args(db, cands, "slow")
+    for _ in range(2):
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        opened = len(_rows(db, "SELECT id FROM attempts"))
+        while time.time() < deadline and len(_rows(db, "SELECT id FROM attempts")) == opened:
+            time.sleep(0.1)
+        assert _open_attempt(db), "the job never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    third = _run(args)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert _statuses(db) == {"Math/add": "killed_harness"}
+    assert "killed_harness" in third.stderr
+
+
+def test_interrupts_from_a_user_are_no_strikes(tmp_path):
+    """SIGTERM or SIGINT from outside (a user, a batch system's time limit) while a job runs: kbx
+    dies of it, and the attempt is closed as interrupted, not left as a strike."""
+    path, _ = _expected()["slow_call"]
+    cands = tmp_path / "cands"
+    _place(cands, ATTACKS / path, "Math/add.py")
+    db = tmp_path / "k.db"
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen(_eval_args(db, cands, "slow"), cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while time.time() < deadline and not _open_attempt(db):
+            time.sleep(0.1)
+        assert _open_attempt(db), "the job never started"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == -sig, err[-2000:]
+        assert "interrupted by signal" in err
+    outcomes = [o for (o,) in _rows(db, "SELECT outcome FROM attempts ORDER BY id")]
+    assert outcomes == ["interrupted"] * 3
+    assert _rows(db) == []
+
+
+KILL_TASKS = ("Activation/gelu,Fusion/fused_add_gelu,Index/index_select,Loss/mse_loss,Math/add,"
+              "Math/softmax")
+
+
+def test_kill_minus_9_at_random_moments_then_resume(tmp_path):
+    """20 kill -9 at random moments (start-up, references, jobs, database writes); a run that gets
+    through before its kill is done, and the next kills go to a new database. Rerun, every
+    database ends with exactly one verdict per job, all in one run."""
+    seed = int(os.environ.get("KBX_KILL_SEED", str(random.randrange(1 << 30))))
+    rng = random.Random(seed)
+    dbs = [tmp_path / "k0.db"]
+    kills = 0
+    while kills < 20:
+        proc = subprocess.Popen(_eval_args(dbs[-1], EXPERT, "expert", "--tasks", KILL_TASKS),
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=rng.uniform(0.3, 9.0))
+            assert proc.returncode == 0, f"KBX_KILL_SEED={seed}"
+            dbs.append(tmp_path / f"k{len(dbs)}.db")
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+    for db in dbs:
+        args = _eval_args(db, EXPERT, "expert", "--tasks", KILL_TASKS)
+        for _ in range(3):
+            proc = _run(args)
+            if proc.returncode == 0:
+                break
+        assert proc.returncode == 0, (f"KBX_KILL_SEED={seed}", db, proc.stderr[-3000:])
+        rows = _rows(db)
+        jobs = {(run, cand) for run, cand, _, _ in rows}
+        assert len(rows) == len(jobs) == 6, (seed, rows)  # one verdict per (run, candidate)
+        assert {status for *_, status in rows} <= {"passed", "killed_harness"}, (seed, rows)
+        assert len({run for run, *_ in rows}) == 1
+        assert "already have results" in proc.stderr or "finished" in proc.stderr
+
+
+def test_second_eval_on_the_same_db_refuses_and_results_still_read(tmp_path):
+    db = tmp_path / "k.db"
+    args = _eval_args(db, EXPERT, "expert", "--tasks", "Math/add,Activation/gelu")
+    first = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    lock = tmp_path / "k.db.lock"
+    deadline = time.time() + 60
+    while time.time() < deadline and '"run"' not in (lock.read_text() if lock.exists() else ""):
+        time.sleep(0.05)
+    second = _run(args)
+    reading = _run([kbx_binary(), "results", "--db", str(db)])
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 0, err[-3000:]
+    assert second.returncode == 4, second.stderr
+    assert "being written by another kbx eval" in second.stderr
+    assert re.search(r"run 1 of method expert, kbx pid %d on host \S+, started " % first.pid,
+                     second.stderr), second.stderr
+    assert "Traceback" not in second.stderr and "terminate" not in second.stderr
+    assert reading.returncode == 0, reading.stderr
+    rows = _rows(db)
+    assert len(rows) == 2 and {s for *_, s in rows} == {"passed"}, rows
+
+
+def test_duplicate_and_symlinked_candidates(tmp_path):
+    lines = [{"file": "Math/add.py", "predict": "def add(input, other):\n    return input\n"},
+             {"file": "Activation/gelu.py", "predict": (EXPERT / "Activation/gelu.py").read_text()},
+             {"file": "Math/add.py", "predict": (EXPERT / "Math/add.py").read_text()}]
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    db = tmp_path / "k.db"
+    proc = _run(_eval_args(db, jsonl, "dup"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"{jsonl}:1" in proc.stderr and f"{jsonl}:3" in proc.stderr, proc.stderr
+    assert "the last one" in proc.stderr
+    assert sorted(_statuses(db).items()) == [("Activation/gelu", "passed"), ("Math/add", "passed")]
+    assert len(_rows(db)) == 2
+
+    cands = tmp_path / "cands"
+    _place(cands, EXPERT / "Math/add.py", "drafts/add_final.txt")
+    (cands / "Math").mkdir()
+    os.symlink("../drafts/add_final.txt", cands / "Math" / "add.py")
+    (cands / "Activation").mkdir()
+    outside = tmp_path / "gelu_elsewhere.py"
+    shutil.copy(EXPERT / "Activation/gelu.py", outside)
+    os.symlink(outside, cands / "Activation" / "gelu.py")
+    db2 = tmp_path / "k2.db"
+    proc = _run(_eval_args(db2, cands, "links"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"{cands / 'Activation' / 'gelu.py'}: a symlink to {outside}" in proc.stderr
+    assert "not at Category/name.py" not in proc.stderr
+    assert _statuses(db2) == {"Math/add": "passed"}
+
+
+def test_missing_candidates_is_an_error_before_any_database(tmp_path):
+    db = tmp_path / "k.db"
+    proc = _run(_eval_args(db, tmp_path / "nowhere", "m"))
+    assert proc.returncode == 2
+    assert "nowhere: no such file or folder" in proc.stderr
+    assert not db.exists() and not (tmp_path / "k.db.lock").exists()
