@@ -4,12 +4,16 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -258,25 +262,82 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
 /// case as it was compared, and the comparison.
 using EarlyComparisons = std::map<std::string, std::pair<json, verdict::CaseVerdict>>;
 
-/// A worker event handler that compares each judged case as soon as the worker reports it, so
-/// that comparing overlaps the worker's later cases and timing. Random cases wait for their
-/// judge process.
-std::function<void(const json&)> compare_early(const ReferenceCases& ref, const fs::path& job_dir,
-                                               const suite::Task& task, const std::string& device,
-                                               EarlyComparisons& early) {
-  return [&ref, job_dir, &task, device, &early](const json& e) {
-    if (e.value("ev", "") != "case") return;
+/// Compares each judged case as soon as the worker reports it, on a thread of its own, so that
+/// comparing overlaps the worker's later cases and timing while the thread that reads the
+/// worker's pipes (events, the probe's records) and enforces its time limit never waits for a
+/// comparison. Random cases wait for their judge process.
+class EarlyComparer {
+ public:
+  EarlyComparer(const ReferenceCases& ref, fs::path job_dir, const suite::Task& task,
+                std::string device)
+      : ref_(ref),
+        job_dir_(std::move(job_dir)),
+        task_(task),
+        device_(std::move(device)),
+        thread_([this] { work(); }) {}
+  ~EarlyComparer() { finish(); }
+  EarlyComparer(const EarlyComparer&) = delete;
+  EarlyComparer& operator=(const EarlyComparer&) = delete;
+
+  /// The worker event handler: queues a case event for comparison.
+  std::function<void(const json&)> handler() {
+    return [this](const json& e) {
+      if (e.value("ev", "") != "case") return;
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(e);
+      cv_.notify_one();
+    };
+  }
+
+  /// Waits for the queued comparisons; returns them.
+  const EarlyComparisons& finish() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+    return early_;
+  }
+
+ private:
+  void work() {
+    while (true) {
+      json e;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return done_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        e = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      compare(e);
+    }
+  }
+
+  void compare(const json& e) {
     const std::string name = e.value("case", "");
-    if (early.count(name)) return;
-    for (const auto& ref_ev : ref.cases) {
+    if (early_.count(name)) return;
+    for (const auto& ref_ev : ref_.cases) {
       if (ref_ev.value("case", "") != name) continue;
       if (!ref_ev.value("random", false)) {
-        early.emplace(name, std::pair{e, compare_case(ref_ev, e, ref, job_dir, task, device)});
+        early_.emplace(name, std::pair{e, compare_case(ref_ev, e, ref_, job_dir_, task_, device_)});
       }
       return;
     }
-  };
-}
+  }
+
+  const ReferenceCases& ref_;
+  const fs::path job_dir_;
+  const suite::Task& task_;
+  const std::string device_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<json> queue_;
+  bool done_ = false;
+  EarlyComparisons early_;  ///< written by the comparing thread only, read after finish()
+  std::thread thread_;      ///< last: starts once the members above exist
+};
 
 /// The verdict of one case: the C++ comparison (made early when the worker's report of the case
 /// is the one compared then), then the random contract, then the track rule.
@@ -585,9 +646,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   request["timing_seed"] =
       (st.seed ^ (static_cast<std::uint64_t>(cand.id) * 0x9E3779B97F4A7C15ULL)) & 0xFFFFFFFFFFFFULL;
   const double t_spawn = monotonic_seconds();
-  EarlyComparisons early;
-  sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
-                                            compare_early(ref, job_dir, task, env.device, early));
+  EarlyComparer comparer(ref, job_dir, task, env.device);
+  sandbox::Outcome o =
+      run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid}, comparer.handler());
+  const EarlyComparisons& early = comparer.finish();
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);

@@ -128,7 +128,7 @@ def _attack():
                             return True
     return False
 """),
-    "forge_protocol_events": ("Math/asin", "nonfinite_mismatch", """\
+    "forge_protocol_events": ("Math/asin", "crash", """\
 Writes forged case and done events, naming the reference's files as its outputs, on every pipe
 it holds (the protocol descriptor is one of them).""",
     """\
@@ -150,7 +150,7 @@ def _attack():
                 forged += 1
         except OSError:
             pass
-    return False  # what the supervisor makes of the forgery decides; the values stay wrong
+    return False  # the forged events break the protocol: the job is a crash, never a pass
 """),
     "plant_trusted_package": ("Math/erf", "nonfinite_mismatch", """\
 Plants a kbx_worker package, sitecustomize and .pth files wherever it can write, hoping that

@@ -86,14 +86,19 @@ def test_attacks_in_one_run_every_other_job_passes(tmp_path):
 
 
 def test_candidate_killing_kbx_is_skipped_on_the_third_run(tmp_path):
-    """--cold: the candidate's parent is kbx itself. Two dead kbx, then killed_harness."""
+    """--cold: the candidate's parent is kbx itself. Two dead kbx, then killed_harness. The
+    sandbox hides kbx from a confined candidate, so this defence in depth is tested unconfined
+    (KBX_CONFINE=0 with --allow-unisolated), as on a machine that cannot isolate."""
     path, allowed = _expected()["kill_parent"]
+    allowed = allowed + ["killed_harness"]
     cands = tmp_path / "cands"
     _place(cands, ATTACKS / path, "Math/add.py")
     db = tmp_path / "k.db"
     codes = []
     for _ in range(3):
-        proc = _run(_eval_args(db, cands, "killer", "--cold"))
+        proc = subprocess.run(_eval_args(db, cands, "killer", "--cold", "--allow-unisolated"),
+                              cwd=ROOT, capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, KBX_CONFINE="0"))
         codes.append(proc.returncode)
         if proc.returncode == 0:
             break
