@@ -14,9 +14,11 @@ KBX=${KBX:-$PWD/.carry/bin/kbx}
 export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-verdict}
 export PYTHONUNBUFFERED=1
 fail=0
-# name  dir  strict  core  kbx  glue(>0|-); "!passed" is any failing status
+# name  dir  strict  core  kbx  glue(>0|-); "!passed" is any failing status. gelu_wrong_specials
+# fails core on the GPU (it passes core on the CPU): its +-1000 at exactly +-1 also hits the full
+# bfloat16 cases, where +-1.0 is a common value (seen on the H200, 2026-12-01).
 expect=(
-  "gelu_wrong_specials tests/adversarial/verdict/gelu_wrong_specials numerical_mismatch passed passed -"
+  "gelu_wrong_specials tests/adversarial/verdict/gelu_wrong_specials numerical_mismatch !passed passed -"
   "gelu_f32_only tests/adversarial/verdict/gelu_f32_only !passed !passed passed -"
   "add_broadcast_contiguous tests/adversarial/verdict/add_broadcast_contiguous passed passed passed >0"
   "softmax_transpose_copy tests/adversarial/verdict/softmax_transpose_copy passed passed passed >0"
@@ -25,6 +27,7 @@ expect=(
 )
 for line in "${expect[@]}"; do
   read -r name dir e_strict e_core e_kbx e_glue <<< "$line"
+  [ "${SKIP_EXPERT:-0}" = 1 ] && [ "$name" = expert ] && continue
   db="$OUT/verdict-$name.db"
   timeout --signal=KILL 1500 "$KBX" eval --method "$name" --candidates "$dir" --device cuda \
     --db "$db" --fresh > "$OUT/verdict-$name.log" 2>&1 || echo "$name: eval exited $?"

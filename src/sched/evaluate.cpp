@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -578,6 +579,14 @@ std::map<std::string, json> timing_events(const sandbox::Outcome& o) {
   return out;
 }
 
+/// True when the case named base is among cases and passed: only then is a wrong fresh twin a
+/// result that did not follow its inputs (a twin of a case that was wrong anyway is just wrong).
+bool base_passed(const std::vector<store::CaseResult>& cases, const std::string& base) {
+  return std::any_of(cases.begin(), cases.end(), [&](const store::CaseResult& c) {
+    return c.name == base && c.status == verdict::status_name(Status::Passed);
+  });
+}
+
 /// The timing guards of issue 20 on a timed case that passed so far: the physical floor
 /// (timing::roofline_floor against the run's calibration; without one the case is flagged
 /// no_floor). A case timed on one set of values only is flagged same_values.
@@ -674,6 +683,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   Status first_fail = Status::Passed;
   std::string first_detail;
   std::vector<double> speedups;
+  int twins_of_failed = 0;  ///< fresh twins whose base case raised (never timed, so never run)
   for (const auto& ev : ref.cases) {
     store::CaseResult cr;
     cr.name = ev.value("case", "");
@@ -681,6 +691,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     cr.in_kbx = in_kbx_scope(task, ev);
     auto it = w.cases.find(cr.name);
     if (it == w.cases.end()) {
+      if (ev.contains("fresh_of") && w.case_errors.count(ev.value("fresh_of", ""))) {
+        ++twins_of_failed;  // its base case raised, so it was never timed: not missing
+        continue;
+      }
       if (auto err = w.case_errors.find(cr.name); err != w.case_errors.end()) {
         // the call raised and the worker went on: a verdict of this case, not of the job
         const Status s = status_of_error(err->second);
@@ -699,7 +713,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     const double t_compare = monotonic_seconds();
     auto v = judge_one(ev, it->second, ref, job_dir, task, env, st, random_verdicts, early);
     compare_s += monotonic_seconds() - t_compare;
-    if (v.status != Status::Passed && ev.contains("fresh_of")) {
+    if (v.status != Status::Passed && ev.contains("fresh_of") &&
+        base_passed(r.cases, ev.value("fresh_of", ""))) {
       v.detail = fmt::format(
           "on fresh values written into the tensors it was timed on, a timed call's result "
           "is wrong (a result cached across calls?): {}",
@@ -785,7 +800,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   } else if (pstatus != Status::Passed) {
     job_fail = pstatus;
     job_detail = pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800));
-  } else if (static_cast<int>(r.cases.size()) < r.cases_total) {
+  } else if (static_cast<int>(r.cases.size()) + twins_of_failed < r.cases_total) {
     // the worker stopped after a call that raised (e.g. a CUDA error): that error, else ours
     job_fail = w.last_error ? status_of_error(*w.last_error) : Status::HarnessError;
     job_detail = "worker finished without running every case";
