@@ -30,7 +30,7 @@ inline verdict::Tensor f32(const std::string& name, const std::vector<float>& va
   t.shape =
       shape.empty() ? std::vector<std::int64_t>{static_cast<std::int64_t>(values.size())} : shape;
   t.bytes.resize(values.size() * 4);
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 
@@ -40,7 +40,7 @@ inline verdict::Tensor f64(const std::string& name, const std::vector<double>& v
   t.dtype = verdict::DType::F64;
   t.shape = {static_cast<std::int64_t>(values.size())};
   t.bytes.resize(values.size() * 8);
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 
@@ -50,7 +50,7 @@ inline verdict::Tensor i64(const std::string& name, const std::vector<std::int64
   t.dtype = verdict::DType::I64;
   t.shape = {static_cast<std::int64_t>(values.size())};
   t.bytes.resize(values.size() * 8);
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  if (!values.empty()) std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
   return t;
 }
 

@@ -259,3 +259,31 @@ def test_missing_candidates_is_an_error_before_any_database(tmp_path):
     assert proc.returncode == 2
     assert "nowhere: no such file or folder" in proc.stderr
     assert not db.exists() and not (tmp_path / "k.db.lock").exists()
+
+
+def test_two_runs_into_two_databases_at_once_agree_with_one_alone(tmp_path):
+    """Same method, candidates, seed and scratch root, two databases, at the same time (what the
+    README advises for one run per GPU): each run has a scratch folder of its own, and both give
+    the verdicts of a run alone. Candidates: two experts and one wrong kernel."""
+    cands = tmp_path / "cands"
+    for honest in ("Math/add.py", "Activation/gelu.py"):
+        _place(cands, EXPERT / honest, honest)
+    _place(cands, ATTACKS / "kill_parent" / "Math" / "add.py", "Math/sub.py")  # wrong: no sub()
+    work = tmp_path / "work"
+
+    def args(name):
+        return [kbx_binary(), "eval", "--method", "twins", "--candidates", str(cands), "--device",
+                "cpu", "--tiers", "edge,small", "--seed", "1234", "--db", str(tmp_path / name),
+                "--work", str(work)]
+
+    procs = [subprocess.Popen(args(n), cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for n in ("a.db", "b.db")]
+    errs = [p.communicate(timeout=900)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    alone = _run(args("alone.db"), timeout=900)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    sql = "SELECT task, status, cases_passed, cases_total FROM results ORDER BY task"
+    verdicts = {n: _rows(tmp_path / n, sql) for n in ("a.db", "b.db", "alone.db")}
+    assert verdicts["a.db"] == verdicts["alone.db"] == verdicts["b.db"], verdicts
+    assert [r[1] for r in verdicts["alone.db"]][:2] == ["passed", "passed"], verdicts
+    assert list(work.iterdir()) == [], "a scratch folder was left behind"
