@@ -15,9 +15,9 @@ fs::path with_role(const fs::path& base, const char* role) {
   return fs::path(base.string() + "." + role + ".kbt");
 }
 
-TensorFile read_optional(const fs::path& path) {
-  if (!fs::exists(path)) return {};
-  return read_tensor_file(path);
+TensorFile read_optional(const fs::path& path, bool reference = false) {
+  if (!fs::exists(fs::symlink_status(path))) return {};
+  return reference ? read_reference_tensor_file(path) : read_tensor_file(path);
 }
 
 void worsen(CaseVerdict& v, const LeafVerdict& leaf, const std::string& what) {
@@ -186,14 +186,15 @@ struct ReferenceSide {
 
 ReferenceSide read_reference_side(const CaseFiles& f) {
   ReferenceSide r;
-  r.in = read_tensor_file(with_role(f.in_base.empty() ? f.ref_base : f.in_base, "in"));
-  r.ref_after = read_optional(with_role(f.ref_base, "ref_after"));
-  r.shadow_after = read_optional(with_role(f.ref_base, "shadow_after"));
-  r.ref =
-      with_same_as(read_tensor_file(with_role(f.ref_base, "ref")), f.ref_event, r.ref_after, &r.in);
+  // kbx's own reference worker wrote these, where no candidate sees them: mapped, not copied.
+  r.in = read_reference_tensor_file(with_role(f.in_base.empty() ? f.ref_base : f.in_base, "in"));
+  r.ref_after = read_optional(with_role(f.ref_base, "ref_after"), true);
+  r.shadow_after = read_optional(with_role(f.ref_base, "shadow_after"), true);
+  r.ref = with_same_as(read_reference_tensor_file(with_role(f.ref_base, "ref")), f.ref_event,
+                       r.ref_after, &r.in);
   if (fs::exists(with_role(f.ref_base, "shadow"))) {
-    r.shadow = with_same_as(read_tensor_file(with_role(f.ref_base, "shadow")), f.ref_event,
-                            r.shadow_after, nullptr);
+    r.shadow = with_same_as(read_reference_tensor_file(with_role(f.ref_base, "shadow")),
+                            f.ref_event, r.shadow_after, nullptr);
   }
   return r;
 }

@@ -1,6 +1,7 @@
 #include "verdict/tensor_file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -88,7 +89,10 @@ class Cursor {
 
 class Mapping {
  public:
-  Mapping(const std::filesystem::path& path, const std::function<void()>& before_read) {
+  /// trusted: a file of kbx's own reference worker, in a folder no candidate sees or writes, which
+  /// nothing truncates while it is read: mapped. Otherwise (a candidate's file): copied.
+  Mapping(const std::filesystem::path& path, const std::function<void()>& before_read,
+          bool trusted = false) {
     const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       const int err = errno;
@@ -108,6 +112,13 @@ class Mapping {
     }
     const size_t size = static_cast<size_t>(st.st_size);
     if (before_read) before_read();
+    if (trusted && size > 0) {
+      void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) throw BadTensorFile(path, std::string("mmap: ") + std::strerror(errno));
+      mapped_ = p;
+      size_ = size;
+      return;
+    }
     bytes_ = std::make_unique_for_overwrite<unsigned char[]>(size);  // no zero pass over GBs
     size_ = size;
     for (size_t done = 0; done < size;) {
@@ -121,9 +132,14 @@ class Mapping {
       done += static_cast<size_t>(n);
     }
   }
+  ~Mapping() {
+    if (mapped_) munmap(mapped_, size_);
+  }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  const unsigned char* base() const { return bytes_.get(); }
+  const unsigned char* base() const {
+    return mapped_ ? static_cast<const unsigned char*>(mapped_) : bytes_.get();
+  }
   size_t size() const { return size_; }
 
  private:
@@ -135,6 +151,7 @@ class Mapping {
     return "special file";
   }
   std::unique_ptr<unsigned char[]> bytes_;
+  void* mapped_ = nullptr;
   size_t size_ = 0;
 };
 
@@ -260,13 +277,25 @@ bool size_matches(const std::vector<std::int64_t>& shape, size_t elem, std::uint
 }
 }  // namespace
 
+/// The tensors of a file's bytes (header checked against the size).
+static TensorFile parse_tensor_file(std::shared_ptr<const Mapping> map,
+                                    const std::filesystem::path& path);
+
 TensorFile read_tensor_file(const std::filesystem::path& path) {
   return read_tensor_file(path, {});
 }
 
+TensorFile read_reference_tensor_file(const std::filesystem::path& path) {
+  return parse_tensor_file(std::make_shared<const Mapping>(path, nullptr, true), path);
+}
+
 TensorFile read_tensor_file(const std::filesystem::path& path,
                             const std::function<void()>& before_read) {
-  auto map = std::make_shared<const Mapping>(path, before_read);
+  return parse_tensor_file(std::make_shared<const Mapping>(path, before_read), path);
+}
+
+static TensorFile parse_tensor_file(std::shared_ptr<const Mapping> map,
+                                    const std::filesystem::path& path) {
   Cursor r(map->base(), map->size(), path);
   if (map->size() < 8) throw BadTensorFile(path, "truncated tensor file");
   if (r.str(8) != std::string(kMagic, 8)) throw BadTensorFile(path, "not a kbx tensor file");

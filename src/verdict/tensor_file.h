@@ -72,6 +72,11 @@ TensorFile read_tensor_file(const std::filesystem::path& path);
 TensorFile read_tensor_file(const std::filesystem::path& path,
                             const std::function<void()>& before_read);
 
+/// Reads a .kbt file that kbx's own reference worker wrote (references, shadows, inputs), in a
+/// folder no candidate sees or writes: the same checks, but mapped instead of copied, since
+/// nothing truncates it while it is read. Never for a candidate's file.
+TensorFile read_reference_tensor_file(const std::filesystem::path& path);
+
 /// Writes a .kbt file (tests and synthesized candidates use it).
 void write_tensor_file(const std::filesystem::path& path, const std::vector<Tensor>& tensors);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 
 #include "common/error.h"
@@ -51,6 +52,23 @@ TEST(TensorFileSafety, SymlinkIsNotFollowed) {
   const auto link = dir.path() / "case.cand.kbt";
   fs::create_symlink(real, link);
   expect_bad(link, "symlink");
+}
+
+TEST(TensorFileSafety, ReferenceFilesAreMappedWithTheSameChecks) {
+  test::TempDir dir;
+  const auto real = dir.path() / "case.ref.kbt";
+  verdict::write_tensor_file(real, {f32("out", {1, 2, 3})});
+  const auto mapped = verdict::read_reference_tensor_file(real);
+  const auto copied = verdict::read_tensor_file(real);
+  ASSERT_EQ(mapped.tensors.size(), 1u);
+  EXPECT_EQ(mapped.tensors[0].name, "out");
+  const auto& m = mapped.tensors[0];
+  const auto& c = copied.tensors[0];
+  ASSERT_EQ(m.size_bytes(), c.size_bytes());
+  EXPECT_EQ(std::memcmp(m.data(), c.data(), m.size_bytes()), 0);
+  const auto link = dir.path() / "case.shadow.kbt";
+  fs::create_symlink(real, link);
+  EXPECT_THROW(verdict::read_reference_tensor_file(link), verdict::BadTensorFile);
 }
 
 TEST(TensorFileSafety, FolderAndDeviceAreRefused) {
