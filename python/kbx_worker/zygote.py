@@ -56,13 +56,12 @@ def _child(job, fds, sock):
         os.dup2(devnull, 0)
         for fd, target in zip(high, targets):
             os.dup2(fd, target)
-        keep = set(targets) | {0}
-        for fd in range(3, 4096):
-            if fd not in keep:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        low = 3  # every descriptor but the targets is closed
+        for keep in sorted(set(targets) | {0, 1, 2}):
+            if keep >= low:
+                os.closerange(low, keep)
+                low = keep + 1
+        os.closerange(low, 4096)
         if plan:  # from here on this process is PID 1 of its own namespaces, as the sandbox uid
             from . import confine
             confine.enter(plan)

@@ -204,7 +204,8 @@ struct WorkerReport {
   std::optional<StaticEvent> static_facts;
   std::string protocol_problem;  ///< the first event that broke the protocol, if any
   std::map<std::string, ErrorEvent> case_errors;  ///< a call that raised, by case (phase "run")
-  std::optional<ErrorEvent> last_error;           ///< the last error: what stopped the worker
+  std::optional<ErrorEvent> job_error;   ///< the first error that is no case's (import, timing)
+  std::optional<ErrorEvent> last_error;  ///< the last error: what stopped the worker
 };
 
 WorkerReport collect(const sandbox::Outcome& o) {
@@ -213,7 +214,11 @@ WorkerReport collect(const sandbox::Outcome& o) {
   w.protocol_problem = std::move(ev.problem);
   w.static_facts = std::move(ev.static_facts);
   for (const auto& err : ev.errors) {
-    if (err.phase == "run" && err.case_name) w.case_errors.emplace(*err.case_name, err);
+    if (err.phase == "run" && err.case_name) {
+      w.case_errors.emplace(*err.case_name, err);
+    } else if (!w.job_error) {
+      w.job_error = err;
+    }
     w.last_error = err;
   }
   if (ev.imported) w.own_seconds += ev.imported->seconds;
@@ -778,13 +783,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   // the job's status has always had after its first failing case.
   Status job_fail = Status::Passed;
   std::string job_detail;
-  std::optional<ErrorEvent> err;  // the first error that is no case's verdict (import, timing)
-  for (const auto& e : parse_candidate_events(o.events).errors) {
-    if (!(e.phase == "run" && e.case_name)) {
-      err = e;
-      break;
-    }
-  }
+  const std::optional<ErrorEvent>& err = w.job_error;
   auto [pstatus, pdetail] = process_failure(o);
   if (!w.tampered.empty()) {
     std::string names;

@@ -27,17 +27,13 @@ std::string command_output(const std::string& cmd) {
   return rc == 0 ? out : "";
 }
 
-/// sys.executable of a python that imports torch, or "" when it does not.
-std::string probe_python(const std::string& candidate) {
-  return command_output("'" + candidate +
-                        "' -c 'import sys, torch; print(sys.executable)' 2>/dev/null");
-}
-
-/// The folders an interpreter runs from: its prefixes, the standard library, site-packages,
-/// and where torch and triton live.
-std::vector<fs::path> python_folders(const std::string& python) {
+/// A python that imports torch as workers run it (isolated, -I): its sys.executable and the
+/// folders it runs from (prefixes, standard library, site-packages, where torch, triton and
+/// numpy live), which a confined worker sees read-only. Empty path when it cannot import torch.
+/// One interpreter start answers both.
+Python probe_python(const std::string& candidate, const std::string& chosen) {
   static const char* kQuery =
-      "import json, os, site, sys, sysconfig\n"
+      "import json, os, site, sys, sysconfig, torch\n"
       "p = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,\n"
       "     os.path.dirname(os.path.realpath(sys.executable))]\n"
       "p += list(sysconfig.get_paths().values()) + list(site.getsitepackages())\n"
@@ -48,17 +44,22 @@ std::vector<fs::path> python_folders(const std::string& python) {
       "        p.append(os.path.dirname(os.path.dirname(os.path.realpath(mod.__file__))))\n"
       "    except Exception:\n"
       "        pass\n"
-      "print(json.dumps(sorted(set(os.path.realpath(x) for x in p))))\n";
-  const std::string out = command_output("'" + python + "' -I -c '" + std::string(kQuery) + "'");
-  std::vector<fs::path> folders;
+      "print(json.dumps({\"executable\": sys.executable,\n"
+      "                  \"folders\": sorted(set(os.path.realpath(x) for x in p))}))\n";
+  const std::string out =
+      command_output("'" + candidate + "' -I -c '" + std::string(kQuery) + "' 2>/dev/null");
+  Python py;
+  py.chosen = chosen;
   try {
-    for (const auto& f : nlohmann::json::parse(out)) folders.emplace_back(f.get<std::string>());
+    const auto answer = nlohmann::json::parse(out);
+    py.path = answer.at("executable").get<std::string>();
+    for (const auto& f : answer.at("folders")) py.folders.emplace_back(f.get<std::string>());
   } catch (const std::exception&) {
-    throw Error("cannot read the folders of " + python + " (python -I -c ... failed)");
+    return {};
   }
   // A folder that holds everything (a prefix of "/") would undo the minimal view.
-  std::erase_if(folders, [](const fs::path& f) { return f == "/" || f.parent_path() == "/"; });
-  return folders;
+  std::erase_if(py.folders, [](const fs::path& f) { return f == "/" || f.parent_path() == "/"; });
+  return py;
 }
 
 /// Host folders of the CUDA toolkit and libraries the worker's environment names.
@@ -80,22 +81,23 @@ std::vector<fs::path> cuda_folders(const std::map<std::string, std::string>& env
 
 Python find_python(const std::string& flag) {
   if (!flag.empty()) {
-    std::string exe = probe_python(flag);
-    if (exe.empty()) throw Error("--python " + flag + ": cannot run it or it cannot import torch");
-    return {exe, "--python", python_folders(exe)};
+    Python py = probe_python(flag, "--python");
+    if (py.path.empty())
+      throw Error("--python " + flag + ": cannot run it or it cannot import torch");
+    return py;
   }
   if (const char* env = std::getenv("KBX_PYTHON"); env && *env) {
-    std::string exe = probe_python(env);
-    if (exe.empty()) throw Error(std::string("KBX_PYTHON=") + env + ": cannot import torch");
-    return {exe, "KBX_PYTHON", python_folders(exe)};
+    Python py = probe_python(env, "KBX_PYTHON");
+    if (py.path.empty()) throw Error(std::string("KBX_PYTHON=") + env + ": cannot import torch");
+    return py;
   }
   std::string tried;
   const char* path = std::getenv("PATH");
   for (const auto& dir : split(path ? path : "", ':')) {
     fs::path cand = fs::path(dir) / "python3";
     if (access(cand.c_str(), X_OK) != 0) continue;
-    std::string exe = probe_python(cand.string());
-    if (!exe.empty()) return {exe, "PATH", python_folders(exe)};
+    Python py = probe_python(cand.string(), "PATH");
+    if (!py.path.empty()) return py;
     tried += " " + cand.string();
   }
   throw Error("no Python with torch found (tried --python, KBX_PYTHON, and python3 on PATH:" +
