@@ -121,7 +121,7 @@ void kill_worker(pid_t pid, pid_t init_pid) {
   kill(-pid, SIGKILL);
 }
 
-void parse_events(std::string& buffer, Outcome& out,
+void parse_events(std::string& buffer, Outcome& out, double since_spawn,
                   const std::function<void(const nlohmann::json&)>& on_event) {
   size_t start = 0;
   for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -132,6 +132,7 @@ void parse_events(std::string& buffer, Outcome& out,
       if (!ev.is_object() || !ev.contains("ev")) throw std::runtime_error("no 'ev' field");
       if (on_event) on_event(ev);
       out.events.push_back(std::move(ev));
+      out.event_seconds.push_back(since_spawn);
     } catch (const std::exception& e) {
       if (out.protocol_error.empty()) {
         out.protocol_error = "malformed event: " + line.substr(0, 200) + " (" + e.what() + ")";
@@ -265,6 +266,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   while (true) {
     if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
+      out.exited_seconds = monotonic_seconds() - t0;
       kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
     }
     const double elapsed = monotonic_seconds() - t0;
@@ -281,6 +283,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (fds.empty()) {
       status = launcher.reap(pid);
       exited = true;
+      out.exited_seconds = monotonic_seconds() - t0;
       continue;
     }
     int ready = poll(fds.data(), fds.size(), exited ? 200 : 100);
@@ -316,7 +319,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       }
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
-        parse_events(ev_buffer, out, on_event);
+        parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
       } else if (probe && p.fd == probe->read) {
         const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
         const size_t keep = std::min(room, static_cast<size_t>(n));
@@ -333,10 +336,10 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (fd >= 0) close(fd);
   }
   if (request_fd >= 0) close(request_fd);
-  if (!exited) status = launcher.reap(pid);
+  if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
   kill_worker(pid, out.init_pid);
   ev_buffer += '\n';
-  parse_events(ev_buffer, out, on_event);
+  parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
   out.wall_seconds = monotonic_seconds() - t0;
   out.stdout_kept = cap_out.text();
   out.stderr_kept = cap_err.text();

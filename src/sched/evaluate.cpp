@@ -268,19 +268,18 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
 /// case as it was compared, and the comparison.
 using EarlyComparisons = std::map<std::string, std::pair<json, verdict::CaseVerdict>>;
 
-/// Compares each judged case as soon as the worker reports it, on a thread of its own, so that
-/// comparing overlaps the worker's later cases and timing while the thread that reads the
-/// worker's pipes (events, the probe's records) and enforces its time limit never waits for a
-/// comparison. Random cases wait for their judge process.
+/// Compares each judged case as soon as the worker reports it, on threads of their own (two
+/// cases at a time: a case's reading and small leaves are serial), so that comparing overlaps
+/// the worker's later cases and timing while the thread that reads the worker's pipes (events,
+/// the probe's records) and enforces its time limit never waits for a comparison. Random cases
+/// wait for their judge process.
 class EarlyComparer {
  public:
   EarlyComparer(const ReferenceCases& ref, fs::path job_dir, const suite::Task& task,
                 std::string device)
-      : ref_(ref),
-        job_dir_(std::move(job_dir)),
-        task_(task),
-        device_(std::move(device)),
-        thread_([this] { work(); }) {}
+      : ref_(ref), job_dir_(std::move(job_dir)), task_(task), device_(std::move(device)) {
+    for (int k = 0; k < kThreads; ++k) threads_.emplace_back([this] { work(); });
+  }
   ~EarlyComparer() { finish(); }
   EarlyComparer(const EarlyComparer&) = delete;
   EarlyComparer& operator=(const EarlyComparer&) = delete;
@@ -300,13 +299,17 @@ class EarlyComparer {
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;
-      cv_.notify_one();
+      cv_.notify_all();
     }
-    if (thread_.joinable()) thread_.join();
+    for (auto& th : threads_) {
+      if (th.joinable()) th.join();
+    }
     return early_;
   }
 
  private:
+  static constexpr int kThreads = 2;
+
   void work() {
     while (true) {
       json e;
@@ -316,6 +319,8 @@ class EarlyComparer {
         if (queue_.empty()) return;
         e = std::move(queue_.front());
         queue_.pop_front();
+        // a case reported twice is compared once (its first report), as before
+        if (!claimed_.insert(e.value("case", "")).second) continue;
       }
       compare(e);
     }
@@ -323,11 +328,12 @@ class EarlyComparer {
 
   void compare(const json& e) {
     const std::string name = e.value("case", "");
-    if (early_.count(name)) return;
     for (const auto& ref_ev : ref_.cases) {
       if (ref_ev.value("case", "") != name) continue;
       if (!ref_ev.value("random", false)) {
-        early_.emplace(name, std::pair{e, compare_case(ref_ev, e, ref_, job_dir_, task_, device_)});
+        auto verdict = compare_case(ref_ev, e, ref_, job_dir_, task_, device_);
+        std::lock_guard<std::mutex> lock(mu_);
+        early_.emplace(name, std::pair{e, std::move(verdict)});
       }
       return;
     }
@@ -340,9 +346,10 @@ class EarlyComparer {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<json> queue_;
+  std::set<std::string> claimed_;  ///< cases taken by a thread (under mu_)
   bool done_ = false;
-  EarlyComparisons early_;  ///< written by the comparing thread only, read after finish()
-  std::thread thread_;      ///< last: starts once the members above exist
+  EarlyComparisons early_;  ///< written under mu_ by the comparing threads, read after finish()
+  std::vector<std::thread> threads_;  ///< last: they start once the members above exist
 };
 
 /// The verdict of one case: the C++ comparison (made early when the worker's report of the case
@@ -592,6 +599,27 @@ bool base_passed(const std::vector<store::CaseResult>& cases, const std::string&
   });
 }
 
+/// With KBX_DEBUG_TIMING: when each of the worker's events arrived (seconds after the spawn) and
+/// the times it reported, to tell the harness's share of a job from the candidate's.
+void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
+                          double before_spawn_s, double after_exit_s) {
+  std::string line = fmt::format("kbx: {}: timeline: before spawn {:.2f} s", task_id,
+                                  before_spawn_s);
+  for (size_t i = 0; i < o.events.size() && i < o.event_seconds.size(); ++i) {
+    const json& ev = o.events[i];
+    line += fmt::format(" | {:.2f} {}", o.event_seconds[i], ev.value("ev", std::string("?")));
+    if (ev.contains("case") && ev["case"].is_string()) line += " " + ev["case"].get<std::string>();
+    for (const char* key : {"seconds", "call_s", "read_s", "save_s"}) {
+      if (ev.contains(key) && ev[key].is_number()) {
+        line += fmt::format(" {}={:.2f}", key, ev[key].get<double>());
+      }
+    }
+  }
+  line += fmt::format(" | exited {:.2f} | pipes closed {:.2f} | judged +{:.2f} s\n",
+                      o.exited_seconds, o.wall_seconds, after_exit_s);
+  std::fputs(line.c_str(), stderr);
+}
+
 /// The timing guards of issue 20 on a timed case that passed so far: the physical floor
 /// (timing::roofline_floor against the run's calibration; without one the case is flagged
 /// no_floor). A case timed on one set of values only is flagged same_values.
@@ -777,6 +805,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                  "records %.2f s)\n",
                  task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
                  w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
+    print_event_timeline(task.id(), o, t_spawn - t0, monotonic_seconds() - t_spawn - o.wall_seconds);
   }
 
   // What failed apart from the cases (it applies at every level), in the order of precedence

@@ -1,0 +1,99 @@
+"""What a confined job's start costs on this machine, step by step (run as root, with the Python
+that has torch): fork of a parent that imported torch, each namespace's unshare, the number of
+mounts a new mount namespace copies, CUDA's start in a fresh child, and tmpfs writes with and
+without huge pages (the job folder's size-capped tmpfs).
+
+    python3 bench/spawn_cost.py
+"""
+
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch  # noqa: F401  (the warm parent has it imported)
+
+libc = ctypes.CDLL(None, use_errno=True)
+FLAGS = {"mount": 0x00020000, "ipc": 0x08000000, "pid": 0x20000000, "net": 0x40000000,
+         "uts": 0x04000000}
+
+
+def in_child(fn):
+    """Runs fn in a forked child; returns (fork-to-child seconds, fn's result)."""
+    r, w = os.pipe()
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        t_child = time.perf_counter()
+        try:
+            out = fn()
+        except Exception as exc:  # reported, not raised: this is a measurement
+            out = f"failed: {exc}"
+        os.write(w, repr((t_child - t0, out)).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.waitpid(pid, 0)
+    return eval(data.decode())
+
+
+def unshare_cost(name):
+    def fn():
+        t = time.perf_counter()
+        ret = libc.unshare(FLAGS[name])
+        return time.perf_counter() - t if ret == 0 else f"errno {ctypes.get_errno()}"
+    return fn
+
+
+def cuda_start():
+    t = time.perf_counter()
+    torch.empty(1, device="cuda")
+    torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
+def tmpfs_write(huge):
+    d = tempfile.mkdtemp(dir="/dev/shm")
+    opts = "size=4g" + (",huge=within_size" if huge else "")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d]).returncode != 0:
+        return "mount failed"
+    buf = bytearray(32 << 20)
+    times = []
+    try:
+        for _ in range(5):
+            t = time.perf_counter()
+            with open(os.path.join(d, "f"), "wb") as f:
+                for _ in range(16):
+                    f.write(buf)
+            times.append(time.perf_counter() - t)
+            os.remove(os.path.join(d, "f"))
+    finally:
+        subprocess.run(["umount", d])
+        os.rmdir(d)
+    return " ".join(f"{x:.3f}" for x in times)
+
+
+def main():
+    forks = [in_child(lambda: None)[0] for _ in range(5)]
+    print(f"fork of a torch parent: median {statistics.median(forks) * 1e3:.1f} ms")
+    with open("/proc/self/mountinfo") as f:
+        print(f"mounts a new mount namespace copies: {len(f.readlines())}")
+    for name in FLAGS:
+        costs = [in_child(unshare_cost(name))[1] for _ in range(3)]
+        print(f"unshare {name}: " + " ".join(
+            f"{c * 1e3:.1f} ms" if isinstance(c, float) else str(c) for c in costs))
+    if torch.cuda.is_available():
+        print(f"CUDA start in a forked child: {in_child(cuda_start)[1]:.3f} s")
+    print(f"512 MiB into a tmpfs, 5 times (s): plain {tmpfs_write(False)}")
+    print(f"512 MiB into a tmpfs, 5 times (s): huge=within_size {tmpfs_write(True)}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
