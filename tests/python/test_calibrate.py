@@ -160,7 +160,9 @@ def test_gpu_measurements_report_peaks_with_units(monkeypatch):
     cm._cuda_int8(channel, timer, "cpu")
     by_name = {e["name"]: e for e in channel.events}
     assert by_name["copy_bw"]["unit"] == "B/s"
-    assert by_name["copy_bw"]["value"] == pytest.approx(2 * (1 << 20) / 2e-3)
+    # every pattern took 2 ms: the add (2 reads, 1 write) moved the most bytes per second
+    assert by_name["copy_bw"]["value"] == pytest.approx(3 * (1 << 20) / 2e-3)
+    assert by_name["copy_bw"]["source"] == "add"
     for name in ("fp32", "tf32", "bf16", "fp16"):
         rate = pytest.approx(2 * 64 ** 3 / 2e-3)
         assert by_name[name] == dict(ev="peak", name=name, value=rate, unit="FLOP/s", samples=3,
@@ -168,6 +170,32 @@ def test_gpu_measurements_report_peaks_with_units(monkeypatch):
     assert by_name["int8"]["ev"] in ("peak", "skipped")  # torch._int_mm may not run on a CPU
     if by_name["int8"]["ev"] == "skipped":
         assert by_name["int8"]["reason"]
+
+
+class PerPatternTimer:
+    """Reports its own milliseconds for each successive measurement (copy, add, sum)."""
+
+    def __init__(self, ms_each):
+        self.ms_each = list(ms_each)
+
+    def run(self, fn):
+        fn()
+        return [self.ms_each.pop(0)] * 3
+
+
+@pytest.mark.parametrize("ms_each,source,nbytes_per_ms", [
+    ((1.0, 10.0, 10.0), "copy", 2 * (1 << 20) / 1.0),
+    ((10.0, 10.0, 0.1), "sum", (1 << 20) / 0.1),
+])
+def test_bandwidth_peak_is_the_fastest_pattern(monkeypatch, ms_each, source, nbytes_per_ms):
+    from kbx_worker import calibrate_mode as cm
+    monkeypatch.setattr(cm, "CUDA_COPY_BYTES", 1 << 20)
+    monkeypatch.setattr(cm.torch.cuda, "empty_cache", lambda: None)
+    channel = Events()
+    cm._cuda_copy(channel, PerPatternTimer(ms_each), "cpu")
+    (peak,) = channel.events
+    assert peak["source"] == source
+    assert peak["value"] == pytest.approx(nbytes_per_ms * 1e3)
 
 
 GEMM_CHECK = """
