@@ -89,7 +89,9 @@ def main():
         print(f"unshare {name}: " + " ".join(
             f"{c * 1e3:.1f} ms" if isinstance(c, float) else str(c) for c in costs))
     if torch.cuda.is_available():
-        print(f"CUDA start in a forked child: {in_child(cuda_start)[1]:.3f} s")
+        took = in_child(cuda_start)[1]
+        print("CUDA start in a forked child: " +
+              (f"{took:.3f} s" if isinstance(took, float) else str(took)))
     print(f"512 MiB into a tmpfs, 5 times (s): plain {tmpfs_write(False)}")
     print(f"512 MiB into a tmpfs, 5 times (s): huge=within_size {tmpfs_write(True)}")
     sys.stdout.flush()
