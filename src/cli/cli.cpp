@@ -358,12 +358,15 @@ int main(int argc, char** argv) {
     sub->add_option("--db", db_path, "results database")->capture_default_str();
   }
 
-  auto* results = app.add_subcommand("results", "show stored results (newest run of each method)");
+  auto* results = app.add_subcommand(
+      "results",
+      "show stored results: per method, the newest verdict of each task across all of its runs "
+      "(the run column says which; * marks a verdict from another environment)");
   std::string method;
   std::int64_t run_id = 0;
   results->add_option("--db", db_path, "results database")->capture_default_str();
   results->add_option("--method", method, "only this method");
-  results->add_option("--run", run_id, "a specific run id");
+  results->add_option("--run", run_id, "only this run's results");
   results->add_option("--format", format, "table, csv, json or markdown")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown"}));
   std::string level = "strict";

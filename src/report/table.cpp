@@ -215,27 +215,94 @@ std::optional<double> best_roofline(const store::Result& r, const store::Calibra
 
 namespace {
 /// A level's verdict in a table cell: pass, vals (failed a track rule only), fail.
+std::string fingerprint_of(const RunCalibrations& cals, std::int64_t run_id) {
+  auto it = cals.find(run_id);
+  return it != cals.end() ? it->second.fingerprint : std::string();
+}
+
+/// The run column: the run id, with * when the row's environment is not its method's main one.
+std::string run_mark(const store::Result& r, const std::map<std::string, MethodEnvironments>& envs,
+                     const RunCalibrations& cals) {
+  return fmt::format("{}{}", r.run_id, from_other_environment(r, envs, cals) ? "*" : "");
+}
+
+/// What a method's rows span: "from runs 1, 3" and, when several, the environments.
+std::string provenance_line(const std::string& method, const MethodEnvironments& env) {
+  std::string runs;
+  for (auto id : env.runs) runs += (runs.empty() ? "" : ", ") + std::to_string(id);
+  std::string line = fmt::format("{}: newest verdict of each task, from run{} {}", method,
+                                 env.runs.size() == 1 ? "" : "s", runs);
+  if (env.fingerprints.size() > 1) {
+    std::string fps;
+    for (const auto& f : env.fingerprints) fps += (fps.empty() ? "" : ", ") + f;
+    line += fmt::format(
+        "; its rows span {} environments ({}): * marks a task whose verdict came from another "
+        "environment than {}",
+        env.fingerprints.size(), fps, env.main_fingerprint);
+  }
+  return line;
+}
+
 std::string level_mark(const store::LevelVerdict& l) {
   if (l.status == "passed") return "pass";
   return l.values_ok ? "vals" : "fail";
 }
 }  // namespace
 
+std::map<std::string, MethodEnvironments> method_environments(
+    const std::vector<store::Result>& results, const RunCalibrations& calibrations) {
+  std::map<std::string, MethodEnvironments> out;
+  std::map<std::string, std::map<std::string, std::pair<int, std::int64_t>>>
+      counts;  // rows, newest
+  for (const auto& r : results) {
+    auto& env = out[r.method];
+    if (std::find(env.runs.begin(), env.runs.end(), r.run_id) == env.runs.end()) {
+      env.runs.insert(std::upper_bound(env.runs.begin(), env.runs.end(), r.run_id), r.run_id);
+    }
+    const std::string fp = fingerprint_of(calibrations, r.run_id);
+    if (fp.empty()) continue;  // not recorded (an old run): neither marked nor counted
+    auto& c = counts[r.method][fp];
+    ++c.first;
+    c.second = std::max(c.second, r.run_id);
+  }
+  for (auto& [method, env] : out) {
+    std::vector<std::pair<std::string, std::pair<int, std::int64_t>>> ranked(counts[method].begin(),
+                                                                             counts[method].end());
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [fp, c] : ranked) env.fingerprints.push_back(fp);
+    if (!ranked.empty()) env.main_fingerprint = ranked.front().first;
+  }
+  return out;
+}
+
+bool from_other_environment(const store::Result& r,
+                            const std::map<std::string, MethodEnvironments>& envs,
+                            const RunCalibrations& calibrations) {
+  auto it = envs.find(r.method);
+  if (it == envs.end() || it->second.fingerprints.size() < 2) return false;
+  const std::string fp = fingerprint_of(calibrations, r.run_id);
+  return !fp.empty() && fp != it->second.main_fingerprint;
+}
+
 std::string results_table(const std::vector<store::Result>& results,
                           const RunCalibrations& calibrations) {
   const bool roofline = any_calibrated(results, calibrations);
-  std::string out = fmt::format(
-      "{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}", "method", "task",
-      "status", "strict", "core", "kbx", "cases", "err.ratio", "speedup", "glue", "best GB/s");
+  const auto envs = method_environments(results, calibrations);
+  std::string out =
+      fmt::format("{:<10} {:<44} {:>5} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
+                  "method", "task", "run", "status", "strict", "core", "kbx", "cases", "err.ratio",
+                  "speedup", "glue", "best GB/s");
   out += roofline ? fmt::format(" {:>9}\n", "roofline") : "\n";
   std::map<std::string, Summary> per_method;
   std::map<std::string, std::array<int, 6>> per_level;  // passed and values-right per level
   for (const auto& r : results) {
-    out += fmt::format("{:<10} {:<44} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
-                       r.method, r.task, r.status, level_mark(r.strict), level_mark(r.core),
-                       level_mark(r.kbx), fmt::format("{}/{}", r.cases_passed, r.cases_total),
-                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), percent(r.glue_share),
-                       opt(best_gbps(r), "{:.0f}"));
+    out +=
+        fmt::format("{:<10} {:<44} {:>5} {:<20} {:>6} {:>6} {:>6} {:>7} {:>9} {:>9} {:>6} {:>10}",
+                    r.method, r.task, run_mark(r, envs, calibrations), r.status,
+                    level_mark(r.strict), level_mark(r.core), level_mark(r.kbx),
+                    fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
+                    opt(r.speedup, "{:.2f}x"), percent(r.glue_share), opt(best_gbps(r), "{:.0f}"));
     auto& lv = per_level[r.method];
     int i = 0;
     for (const auto* l : {&r.strict, &r.core, &r.kbx}) {
@@ -262,6 +329,7 @@ std::string results_table(const std::vector<store::Result>& results,
         "{}: correct at strict {}, core {}, kbx {} of {}; values right (as under --track any) "
         "{}, {}, {}\n",
         method, lv[0], lv[1], lv[2], s.total, lv[3], lv[4], lv[5]);
+    out += provenance_line(method, envs.at(method)) + "\n";
   }
   out += "levels: pass; vals = failed a track rule only (values right); fail\n";
   for (const auto& line : calibration_lines(results, calibrations)) out += line + "\n";
@@ -273,7 +341,9 @@ std::string results_csv(const std::vector<store::Result>& results,
   std::string out =
       "run_id,method,task,category,status,cases_passed,cases_total,error_ratio,speedup,"
       "triton_launches,wall_s,overhead_s,kernel_share,best_roofline_fraction,strict,core,kbx,"
-      "strict_values_ok,core_values_ok,kbx_values_ok,glue_share,isolation\n";
+      "strict_values_ok,core_values_ok,kbx_values_ok,glue_share,isolation,fingerprint,"
+      "other_environment\n";
+  const auto envs = method_environments(results, calibrations);
   for (const auto& r : results) {
     const auto roofline = best_roofline(r, calibration_of(calibrations, r.run_id));
     out +=
@@ -281,17 +351,30 @@ std::string results_csv(const std::vector<store::Result>& results,
                     r.category, r.status, r.cases_passed, r.cases_total, ratio_text(r.error_ratio),
                     opt(r.speedup, "{:.4f}", ""), r.triton_launches, r.wall_s, r.overhead_s,
                     opt(r.kernel_share, "{:.4f}", ""), opt(roofline, "{:.4f}", ""));
-    out += fmt::format(",{},{},{},{:d},{:d},{:d},{},{}\n", r.strict.status, r.core.status,
+    out += fmt::format(",{},{},{},{:d},{:d},{:d},{},{},{},{:d}\n", r.strict.status, r.core.status,
                        r.kbx.status, r.strict.values_ok, r.core.values_ok, r.kbx.values_ok,
-                       opt(r.glue_share, "{:.4f}", ""), r.isolation);
+                       opt(r.glue_share, "{:.4f}", ""), r.isolation,
+                       fingerprint_of(calibrations, r.run_id),
+                       from_other_environment(r, envs, calibrations));
   }
   return out;
 }
 
 std::string results_json(const std::vector<store::Result>& results,
                          const RunCalibrations& calibrations) {
+  const auto envs = method_environments(results, calibrations);
+  nlohmann::json methods = nlohmann::json::object();
+  for (const auto& [method, env] : envs) {
+    int tasks = 0;
+    for (const auto& r : results) tasks += r.method == method;
+    methods[method] = {{"tasks", tasks},
+                       {"runs", env.runs},
+                       {"environments", env.fingerprints},
+                       {"main_environment", env.main_fingerprint}};
+  }
   nlohmann::json doc = {{"schema_version", 1},
                         {"runs", runs_json(results, calibrations)},
+                        {"methods", methods},
                         {"results", nlohmann::json::array()}};
   for (const auto& r : results) {
     const store::Calibration* cal = calibration_of(calibrations, r.run_id);
@@ -331,6 +414,7 @@ std::string results_json(const std::vector<store::Result>& results,
       cases.push_back(jc);
     }
     nlohmann::json jr = {{"run_id", r.run_id},
+                         {"other_environment", from_other_environment(r, envs, calibrations)},
                          {"method", r.method},
                          {"task", r.task},
                          {"category", r.category},
@@ -377,10 +461,14 @@ std::string results_markdown(const std::vector<store::Result>& results, const st
     out += fmt::format("| {} | {} | {} | {} |\n", cat, s.total, s.passed,
                        opt(timing::geomean(s.speedups), "{:.2f}x"));
   }
-  out += roofline ? "\n| task | status | cases | error ratio | speedup | roofline | detail |\n"
-                    "|---|---|---|---|---|---|---|\n"
-                  : "\n| task | status | cases | error ratio | speedup | detail |\n"
-                    "|---|---|---|---|---|---|\n";
+  const auto envs = method_environments(results, calibrations);
+  out += "\n";
+  for (const auto& [method, env] : envs) out += provenance_line(method, env) + "  \n";
+  out += roofline
+             ? "\n| task | run | status | cases | error ratio | speedup | roofline | detail |\n"
+               "|---|---|---|---|---|---|---|---|\n"
+             : "\n| task | run | status | cases | error ratio | speedup | detail |\n"
+               "|---|---|---|---|---|---|---|\n";
   for (const auto& r : results) {
     std::string detail = r.detail.substr(0, 160);
     for (auto& ch : detail) {
@@ -388,9 +476,9 @@ std::string results_markdown(const std::vector<store::Result>& results, const st
     }
     const std::string rl =
         roofline ? percent(best_roofline(r, calibration_of(calibrations, r.run_id))) + " | " : "";
-    out += fmt::format("| {} | {} | {}/{} | {} | {} | {}{} |\n", r.task, r.status, r.cases_passed,
-                       r.cases_total, ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), rl,
-                       detail);
+    out += fmt::format("| {} | {} | {} | {}/{} | {} | {} | {}{} |\n", r.task,
+                       run_mark(r, envs, calibrations), r.status, r.cases_passed, r.cases_total,
+                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), rl, detail);
   }
   const auto lines = calibration_lines(results, calibrations);
   if (!lines.empty()) out += "\n";

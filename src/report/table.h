@@ -24,6 +24,23 @@ struct CaseRoofline {
   std::string note;   ///< why a compute peak was not used, when it was not
 };
 
+/// Where each method's rows come from: a method's results are all of its runs, so its rows may
+/// span several runs and several environments (GPU, driver, torch, triton: the run fingerprint).
+struct MethodEnvironments {
+  std::vector<std::int64_t> runs;         ///< the runs its rows come from, ascending
+  std::vector<std::string> fingerprints;  ///< distinct recorded fingerprints, most rows first
+  std::string main_fingerprint;  ///< the one most of its rows have (ties: the newest run's)
+};
+
+/// Each method's runs and environments, from the rows shown and their runs' fingerprints.
+std::map<std::string, MethodEnvironments> method_environments(
+    const std::vector<store::Result>& results, const RunCalibrations& calibrations);
+
+/// True when the row's run has a recorded fingerprint other than its method's main one.
+bool from_other_environment(const store::Result& r,
+                            const std::map<std::string, MethodEnvironments>& envs,
+                            const RunCalibrations& calibrations);
+
 /// The calibration peak for a case's compute dtype ("float32" or "torch.float32" -> "fp32",
 /// bfloat16 -> "bf16", float16 -> "fp16", int8 -> "int8"); "" when the dtype has none or is
 /// unknown. float32 maps to fp32 even where the task allows TF32.

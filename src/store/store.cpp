@@ -373,13 +373,15 @@ std::vector<Result> Store::results(const std::string& method, std::optional<std:
       "SELECT r.id, r.run_id, r.candidate_id, r.method, r.task, r.category, r.status, r.detail, "
       "r.error_ratio, r.cases_total, r.cases_passed, r.speedup, r.triton_launches, r.wall_s, "
       "r.overhead_s, r.stdout_bytes, r.created_at, r.kernel_share, "
-      "(SELECT u.settings FROM runs u WHERE u.id = r.run_id) FROM results r WHERE ";
+      "(SELECT u.settings FROM runs u WHERE u.id = r.run_id) FROM ";
   if (run_id) {
-    sql += "r.run_id = ?1";
+    sql += "results r WHERE r.run_id = ?1";
   } else {
+    // a method's results are all of its runs: the newest verdict of each of its tasks
     sql +=
-        "r.run_id = (SELECT MAX(u.id) FROM runs u JOIN results q ON q.run_id = u.id "
-        "WHERE u.method = r.method) AND (?1 = '' OR r.method = ?1)";
+        "(SELECT q.*, ROW_NUMBER() OVER (PARTITION BY q.method, q.task "
+        "ORDER BY q.run_id DESC, q.id DESC) AS newest FROM results q "
+        "WHERE ?1 = '' OR q.method = ?1) r WHERE r.newest = 1";
   }
   sql += " ORDER BY r.method, r.task";
   Stmt s(db_, sql.c_str());

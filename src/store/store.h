@@ -140,7 +140,8 @@ class Store {
   /// Strikes against a job: attempts that never ended (kbx died while it ran) plus attempts during
   /// which the warm parent died.
   int strikes(std::int64_t run_id, std::int64_t candidate_id);
-  /// Results of the newest run of each method (or of run_id when given), by task.
+  /// A method's results are all of its runs: the newest verdict of each (method, task) across
+  /// every run (or the results of run_id alone when given), ordered by method and task.
   std::vector<Result> results(const std::string& method, std::optional<std::int64_t> run_id);
 
   sqlite3* handle() { return db_; }
