@@ -23,8 +23,7 @@ using kbx::verdict::Tensor;
 namespace {
 
 double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double median(std::vector<double> v) {
@@ -69,10 +68,14 @@ int main(int argc, char** argv) {
   int repeat = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--elements") n = std::stoull(value);
-    else if (key == "--dtype") dtype_name = value;
-    else if (key == "--dir") dir = value;
-    else if (key == "--repeat") repeat = std::stoi(value);
+    if (key == "--elements")
+      n = std::stoull(value);
+    else if (key == "--dtype")
+      dtype_name = value;
+    else if (key == "--dir")
+      dir = value;
+    else if (key == "--repeat")
+      repeat = std::stoi(value);
     else {
       std::fprintf(stderr, "kbx_judge_bench: unknown option %s\n", key.c_str());
       return 2;
@@ -95,8 +98,8 @@ int main(int argc, char** argv) {
     const auto ref = kbx::verdict::read_reference_tensor_file(dir / "ref.kbt");
     const auto shadow = kbx::verdict::read_reference_tensor_file(dir / "shadow.kbt");
     const double t2 = now();
-    const auto v = kbx::verdict::compare_leaf(cand.tensors[0], ref.tensors[0],
-                                              &shadow.tensors[0], contract);
+    const auto v =
+        kbx::verdict::compare_leaf(cand.tensors[0], ref.tensors[0], &shadow.tensors[0], contract);
     const double t3 = now();
     if (v.status != kbx::verdict::Status::Passed) {
       std::fprintf(stderr, "kbx_judge_bench: the comparison failed: %s\n", v.detail.c_str());
@@ -105,9 +108,10 @@ int main(int argc, char** argv) {
     read_cand.push_back(t1 - t0), map_ref.push_back(t2 - t1), compare.push_back(t3 - t2);
     total.push_back(t3 - t0);
   }
-  std::printf("median of %d: read candidate %.3f s, map reference and shadow %.3f s, compare "
-              "%.3f s, total %.3f s\n",
-              repeat, median(read_cand), median(map_ref), median(compare), median(total));
+  std::printf(
+      "median of %d: read candidate %.3f s, map reference and shadow %.3f s, compare "
+      "%.3f s, total %.3f s\n",
+      repeat, median(read_cand), median(map_ref), median(compare), median(total));
   fs::remove_all(dir);
   return 0;
 }

@@ -603,8 +603,8 @@ bool base_passed(const std::vector<store::CaseResult>& cases, const std::string&
 /// the times it reported, to tell the harness's share of a job from the candidate's.
 void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
                           double before_spawn_s, double after_exit_s) {
-  std::string line = fmt::format("kbx: {}: timeline: before spawn {:.2f} s", task_id,
-                                  before_spawn_s);
+  std::string line =
+      fmt::format("kbx: {}: timeline: before spawn {:.2f} s", task_id, before_spawn_s);
   for (size_t i = 0; i < o.events.size() && i < o.event_seconds.size(); ++i) {
     const json& ev = o.events[i];
     line += fmt::format(" | {:.2f} {}", o.event_seconds[i], ev.value("ev", std::string("?")));
@@ -805,7 +805,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                  "records %.2f s)\n",
                  task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
                  w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
-    print_event_timeline(task.id(), o, t_spawn - t0, monotonic_seconds() - t_spawn - o.wall_seconds);
+    print_event_timeline(task.id(), o, t_spawn - t0,
+                         monotonic_seconds() - t_spawn - o.wall_seconds);
   }
 
   // What failed apart from the cases (it applies at every level), in the order of precedence
