@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 18 on the GPU: the expert kernels of some categories with the eager and torch.compile
+# baselines, a calibration for roofline fractions, and docs/expert.md's tables from them.
+# torch.compile of each reference is slow the first time on a machine (it is cached per
+# machine, not across sessions), so give each call a few categories:
+#   OUT=/dir CATEGORIES=Activation,Reduce,Loss bash bench/expert_gpu.sh
+# Expects the kbx binary and probe library carried in .carry/ (bench/README.md), else build/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+KBX=${KBX:-$PWD/.carry/bin/kbx}
+[ -x "$KBX" ] || KBX=$PWD/build/kbx
+OUT=${OUT:-$PWD/gpu-out}/expert
+CATEGORIES=${CATEGORIES:-Activation,Math,Reduce,Loss,Index,Normalization,Optimizer,Random}
+export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-work-expert}
+export PYTHONUNBUFFERED=1
+mkdir -p "$OUT"
+DB=$OUT/expert.db
+log() { echo "== $(date -u +%H:%M:%S) $*"; }
+
+if [ "${SKIP_CALIBRATE:-0}" != 1 ]; then
+  log "calibrate"
+  timeout --signal=KILL "${CALIBRATE_TIMEOUT:-150}" "$KBX" calibrate --db "$DB" > "$OUT/calibrate.txt" 2>&1
+  tail -n 8 "$OUT/calibrate.txt"
+fi
+IFS=, read -ra cats <<< "$CATEGORIES"
+for cat in "${cats[@]}"; do
+  log "experts of $cat, with the eager and torch.compile baselines"
+  timeout --signal=KILL "${RUN_TIMEOUT:-900}" "$KBX" eval --method expert --candidates solutions/expert \
+    --device cuda --category "$cat" --baselines eager,compile --db "$DB" \
+    > "$OUT/eval-$cat.log" 2>&1
+  echo "   (exit $?)"
+  grep "^eval" "$OUT/eval-$cat.log" | grep -v " passed " || true
+done
+"$KBX" results --db "$DB" --format json > "$OUT/results.json" 2>/dev/null
+"$KBX" results --db "$DB" > "$OUT/results.txt" 2>/dev/null
+python3 bench/expert_report.py "$OUT/results.json" --categories "$CATEGORIES" > "$OUT/expert.md"
+rc=$?
+cat "$OUT/expert.md"
+log "done (report exit $rc)"
+exit "$rc"
