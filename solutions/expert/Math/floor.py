@@ -1,0 +1,36 @@
+import torch
+import triton
+import triton.language as tl
+
+_BLOCK = 4096
+
+
+@triton.jit
+def _floor_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    if IS_FLOAT:
+        xf = x.to(tl.float32)  # exact for half inputs
+        y = tl.floor(xf)
+        # the GPU floor flushes subnormal inputs to zero; floor of a negative subnormal is -1
+        bits = xf.to(tl.int32, bitcast=True)
+        neg_subnormal = (bits < 0) & ((bits & 0x7F800000) == 0) & ((bits & 0x7FFFFF) != 0)
+        y = tl.where(neg_subnormal, -1.0, y)
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    else:
+        tl.store(y_ptr + offs, x, mask=mask)  # integers are their own floor
+
+
+def floor(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+    x = input if input.is_contiguous() else input.contiguous()
+    if out is None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    dst = out if out.is_contiguous() else torch.empty(x.shape, dtype=out.dtype, device=x.device)
+    n = x.numel()
+    if n:
+        _floor_kernel[(triton.cdiv(n, _BLOCK),)](x, dst, n, IS_FLOAT=x.dtype.is_floating_point, BLOCK=_BLOCK,
+                                                 num_warps=8)
+    if dst is not out:
+        out.copy_(dst)
+    return out
