@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
   check->add_option("--device", device, "cpu (edge and small cases) or cuda (all cases)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   check->add_option("--category", category, "only this category");
-  check->add_option("--task", task_list,
+  check->add_option("--task,--tasks", task_list,
                     "only these tasks (Category/name, repeatable or comma-separated)");
   check->add_option("--python", python, "Python interpreter with torch");
 

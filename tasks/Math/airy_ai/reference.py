@@ -11,6 +11,38 @@ def airy_ai(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
     return result
 
 
+# Ai(0) and -Ai'(0): the power series Ai(x) = C1 f(x) - C2 g(x) (Abramowitz & Stegun 10.4.2).
+_C1 = 0.355028053887817239260
+_C2 = 0.258819403792806798405
+_SERIES_RANGE = 3.0  # |x| up to 3: the series' cancellation costs under two digits of float64
+
+
+def _series(x):
+    """Ai(x) by its Maclaurin series, in float64; accurate to ~1e-14 for |x| <= 3."""
+    z3 = x * x * x
+    f_term = torch.ones_like(x)
+    g_term = x.clone()
+    f_sum, g_sum = f_term.clone(), g_term.clone()
+    for k in range(1, 40):
+        f_term = f_term * z3 / ((3 * k - 1) * (3 * k))
+        g_term = g_term * z3 / ((3 * k) * (3 * k + 1))
+        f_sum, g_sum = f_sum + f_term, g_sum + g_term
+    return _C1 * f_sum - _C2 * g_sum
+
+
+def shadow(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
+    """The float64 result the error is measured against. torch.special.airy_ai in float64 is off
+    by up to 3e-6 for x in about (-2.6, -2.09) (its branch there), more than a correct float32
+    kernel's error; the power series replaces it for |x| <= 3."""
+    result = torch.special.airy_ai(input)
+    near = input.abs() <= _SERIES_RANGE
+    result = torch.where(near, _series(torch.where(near, input, torch.zeros_like(input))), result)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
 def _plain(make):
     return lambda c: ((make(c),), {})
 
