@@ -32,7 +32,7 @@ check-suite: build
 	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu
 
 check-expert: build
-	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu \
+	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu --jobs $(JOBS) \
 	  --db $(BUILD)/ci-expert.db --fresh
 	$(KBX) results --db $(BUILD)/ci-expert.db
 	@! $(KBX) results --db $(BUILD)/ci-expert.db --format csv | tail -n +2 | grep -v ',passed,' \
