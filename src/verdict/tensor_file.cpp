@@ -205,7 +205,7 @@ class Mapping {
     return "special file";
   }
   std::unique_ptr<unsigned char[]> bytes_;
-  void* anonymous_ = nullptr;         ///< a large buffer, mapped anonymously (bytes_ is empty)
+  void* anonymous_ = nullptr;        ///< a large buffer, mapped anonymously (bytes_ is empty)
   unsigned char* buffer_ = nullptr;  ///< where a copied file's bytes are
   void* mapped_ = nullptr;
   size_t size_ = 0;
