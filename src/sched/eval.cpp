@@ -24,6 +24,7 @@
 #include "store/calibration.h"
 #include "store/lock.h"
 #include "store/store.h"
+#include "timing/case_timing.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
@@ -151,7 +152,7 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
     }
     store::CaseSamples fresh;
     for (const auto& ev : cases) {
-      auto samples = compile_samples(ev);
+      auto samples = timing::compile_samples(ev);
       if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);
     }
     if (!fresh.empty())

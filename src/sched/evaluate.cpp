@@ -20,10 +20,10 @@
 #include "common/util.h"
 #include "kbx/probe_records.h"
 #include "sched/events.h"
-#include "timing/guards.h"
-#include "timing/probe_timing.h"
+#include "timing/case_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
+#include "verdict/job_status.h"
 #include "verdict/levels.h"
 #include "verdict/tensor_file.h"
 
@@ -38,36 +38,21 @@ std::string status_str(Status s) {
   return verdict::status_name(s);
 }
 
-Status status_of_error(const ErrorEvent& err) {
-  const std::string& kind = err.kind;
-  const std::string& phase = err.phase;
-  if (kind == "compile_error") return Status::CompileError;
-  if (kind == "oom") return Status::Oom;
-  if (kind == "cuda_error") return Status::CudaError;
-  if (phase == "import") return Status::ImportError;
-  return Status::RuntimeError;
-}
-
-/// confine.py's exit code when it could not confine the worker.
-constexpr int kExitConfineFailed = 123;
-
-/// The process-level outcome as a status, when it is a failure (else Passed).
-std::pair<Status, std::string> process_failure(const sandbox::Outcome& o) {
+/// How the worker's process ended, in the plain facts the verdict decides from.
+verdict::ProcessEnd process_end(const sandbox::Outcome& o) {
   using End = sandbox::Outcome::End;
-  if (o.end == End::TimedOut) return {Status::Timeout, o.describe() + "; process group killed"};
-  if (o.end == End::SpawnFailed) return {Status::HarnessError, "could not start the worker"};
-  if (o.end == End::Exited && o.exit_code == kExitConfineFailed &&
-      first_event(o, "hello").is_null())
-    return {Status::HarnessError, "could not confine the worker (before any candidate code ran)"};
-  if (o.memory_limit_hit) return {Status::Oom, "killed by the job's memory limit (cgroup)"};
-  if (o.end == End::Signaled) return {Status::Crash, "killed by " + o.describe()};
-  if (!o.protocol_error.empty()) return {Status::Crash, o.protocol_error};
-  if (first_event(o, "done").is_null()) {
-    return {Status::Crash, fmt::format("worker ended ({}) before finishing: os._exit, a fatal "
-                                       "error or an interpreter crash",
-                                       o.describe())};
-  }
-  return {Status::Passed, ""};
+  verdict::ProcessEnd p;
+  p.end = o.end == End::TimedOut      ? verdict::ProcessEnd::End::TimedOut
+          : o.end == End::SpawnFailed ? verdict::ProcessEnd::End::SpawnFailed
+          : o.end == End::Signaled    ? verdict::ProcessEnd::End::Signaled
+                                      : verdict::ProcessEnd::End::Exited;
+  p.exit_code = o.exit_code;
+  p.memory_limit_hit = o.memory_limit_hit;
+  p.said_hello = !first_event(o, "hello").is_null();
+  p.said_done = !first_event(o, "done").is_null();
+  p.protocol_error = o.protocol_error;
+  p.description = o.describe();
+  return p;
 }
 
 /// Element count of a shape given as a JSON array.
@@ -97,10 +82,6 @@ bool needs_triton_launch(const json& ref_case) {
     most = std::max(most, n);
   }
   return most > 1;
-}
-
-std::string tail(const std::string& s, size_t n) {
-  return s.size() > n ? s.substr(s.size() - n) : s;
 }
 
 json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
@@ -173,30 +154,12 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   return verdicts;
 }
 
-/// A static fact that decides the job without running anything, if any.
-std::optional<std::pair<Status, std::string>> static_failure(
-    const std::optional<StaticEvent>& facts, const suite::Task& task, const std::string& track) {
-  if (!facts) return std::nullopt;
-  if (!facts->syntax_ok) return std::pair{Status::SyntaxError, facts->message};
-  if (!facts->entry_found) {
-    return std::pair{Status::NoEntry, "no function " + task.entry + "() defined at module level"};
-  }
-  if (track == "triton" && facts->triton_kernels.empty()) {
-    return std::pair{Status::StaticReject,
-                     std::string("track triton: no @triton.jit kernel in the source (use --track "
-                                 "any to accept other implementations)")};
-  }
-  return std::nullopt;
-}
-
 /// What the candidate's worker reported: its cases, timings, launches and own time, from its
 /// events parsed with every field required (sched/events.h).
 struct WorkerReport {
-  std::map<std::string, json> cases;  ///< each case's event as sent (validated)
-  std::map<std::string, std::vector<double>> ms;
-  std::map<std::string, std::vector<std::uint64_t>> probe_ids;  ///< per timed case
-  std::map<std::string, std::vector<double>> host_ms;  ///< per timed case: host time per call
-  std::set<std::string> tampered;                      ///< timing functions the candidate replaced
+  std::map<std::string, json> cases;                ///< each case's event as sent (validated)
+  std::map<std::string, timing::TimedCalls> timed;  ///< per timed case
+  std::set<std::string> tampered;                   ///< timing functions the candidate replaced
   double own_seconds = 0;  ///< import, first calls and timed work: not harness overhead
   double io_seconds = 0;   ///< reading inputs and saving results: harness overhead
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
@@ -230,9 +193,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
     w.cases[c.name] = std::move(c.raw);
   }
   for (auto& t : ev.timings) {
-    w.ms[t.name] = std::move(t.ms);
-    w.probe_ids[t.name] = std::move(t.probe_ids);
-    w.host_ms[t.name] = std::move(t.host_ms);
+    w.timed[t.name] = {std::move(t.ms), std::move(t.host_ms), std::move(t.probe_ids)};
     w.tampered.insert(t.tampered.begin(), t.tampered.end());
     w.own_seconds += t.seconds;
   }
@@ -384,18 +345,8 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
 }
 
 /// The candidate worker's probe records, parsed once per job.
-struct ProbeData {
-  bool expected = false;                     ///< the worker ran under the probe
-  bool ok = false;                           ///< a valid stream with a header came back
-  std::string problem;                       ///< why not, when expected and not ok
-  bool harness_problem = false;              ///< the probe failed on its own: events time the job
-  std::optional<timing::CallRecords> index;  ///< the records by call, when ok
-  std::vector<std::string> triton_functions;
-  bool glue_is_work = false;  ///< the task's work is data movement: copies are library work
-};
-
-ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json& facts) {
-  ProbeData p;
+timing::ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json& facts) {
+  timing::ProbeData p;
   p.expected = env.device != "cpu" && !env.probe_lib.empty();
   if (!p.expected) return p;
   for (const auto& k : facts.value("triton_kernels", json::array())) {
@@ -415,144 +366,6 @@ ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json
     p.index.emplace(records);
   }
   return p;
-}
-
-/// Appends a flag to a comma-separated list of flags.
-void add_flag(std::string& flags, const std::string& flag) {
-  flags += (flags.empty() ? "" : ",") + flag;
-}
-
-/// Timing of a case from the probe's records, events kept as the cross-check; returns the
-/// violation it shows, if any.
-std::optional<std::pair<Status, std::string>> fill_probe_timing(store::CaseResult& cr,
-                                                                const ProbeData& p,
-                                                                const WorkerReport& w,
-                                                                const std::string& track) {
-  auto ids = w.probe_ids.find(cr.name);
-  if (!p.ok && p.harness_problem) {  // this machine's probe failed: time by events, say so
-    add_flag(cr.timing_flags, "probe_silent");
-    return std::nullopt;
-  }
-  if (!p.ok) return std::pair{Status::TimingMismatch, p.problem};
-  if (ids == w.probe_ids.end() || ids->second.empty()) {
-    return std::pair{Status::TimingMismatch, "the timed calls were not marked for the probe"};
-  }
-  const timing::ProbeTimes t =
-      timing::analyze_calls(*p.index, ids->second, p.triton_functions, p.glue_is_work);
-  cr.cand_event_samples = cr.cand_samples;
-  cr.cand_event_ms = cr.cand_ms;
-  cr.cand_samples = t.span_ms;
-  cr.cand_ms = timing::median(cr.cand_samples);
-  cr.timing_source = "probe";
-  cr.kernel_share = t.kernel_share;
-  cr.glue_share = t.glue_share;
-  if (t.calls_without_work) add_flag(cr.timing_flags, "calls_without_gpu_work");
-  if (t.unattributed_records) {
-    add_flag(cr.timing_flags, "unattributed_work");
-    return std::pair{Status::UnattributedWork,
-                     fmt::format("{} GPU records not launched by the timed call ran inside it "
-                                 "(e.g. {})",
-                                 t.unattributed_records, t.unattributed_example)};
-  }
-  const auto host_median = timing::median(cr.cand_host_samples);
-  if (host_median && cr.cand_ms && *host_median > *cr.cand_ms) {
-    add_flag(cr.timing_flags, "host_bound");  // launching a call takes longer than running it
-  }
-  if (timing::mostly_uploads(t, ids->second.size())) {
-    add_flag(cr.timing_flags, "host_work");
-    return std::pair{
-        Status::UnattributedWork,
-        fmt::format("the timed calls' GPU work was mostly copies from host memory "
-                    "({:.1f} MiB per call, {:.3f} ms of uploads against {:.3f} ms in "
-                    "the candidate's kernels): the result was computed on the CPU, "
-                    "which the GPU clock does not see",
-                    static_cast<double>(t.upload_bytes) / ids->second.size() / (1 << 20),
-                    static_cast<double>(t.upload_ns) * 1e-6,
-                    static_cast<double>(t.candidate_ns) * 1e-6)};
-  }
-  if (t.escaped_records) {
-    add_flag(cr.timing_flags, "escaped_work");
-    return std::pair{Status::TimingMismatch,
-                     fmt::format("{} GPU records of the timed calls were still running after the "
-                                 "call had ended on its stream (work on a stream that was not "
-                                 "waited for, e.g. {})",
-                                 t.escaped_records, t.escaped_example)};
-  }
-  if (track == "triton" && t.kernel_share && *t.kernel_share < 0.5) {
-    add_flag(cr.timing_flags, "fallback");
-    return std::pair{Status::Fallback,
-                     fmt::format("{:.0f}% of the timed calls' compute kernel time was in library "
-                                 "kernels, not the candidate's own (copies, casts and fills, "
-                                 "{:.0f}% of the GPU time, are glue and not counted here{})",
-                                 100 * (1 - *t.kernel_share), 100 * t.glue_share.value_or(0),
-                                 p.glue_is_work ? ", except in this data-movement task" : "")};
-  }
-  if (cr.cand_ms && cr.cand_event_ms && timing::events_disagree(*cr.cand_event_ms, *cr.cand_ms)) {
-    add_flag(cr.timing_flags, "events_disagree");
-    return std::pair{
-        Status::TimingMismatch,
-        fmt::format("CUDA events say {:.4f} ms per call, the probe's records {:.4f} ms "
-                    "(work outside the timed stream, or a patched timer)",
-                    *cr.cand_event_ms, *cr.cand_ms)};
-  }
-  return std::nullopt;
-}
-
-/// The dtype a case computes in, for picking its roofline peak: the one its cost model names
-/// (`cost()["compute"]`), else the first floating-point output's, else the first output's (""
-/// when it returns no tensor).
-std::string compute_dtype(const json& ref_ev) {
-  if (ref_ev.contains("cost") && ref_ev["cost"].contains("compute")) {
-    return ref_ev["cost"].value("compute", "");
-  }
-  std::string first;
-  for (const auto& leaf : ref_ev.value("outputs", json::array())) {
-    const std::string d = leaf.value("dtype", "");
-    if (d.empty()) continue;
-    if (first.empty()) first = d;
-    if (d.find("float") != std::string::npos) return d;
-  }
-  return first;
-}
-
-/// Eager over candidate medians from one clock (timing::same_clock_speedup); flags a case
-/// whose candidate the probe timed while eager had only events.
-std::optional<double> same_clock_speedup(store::CaseResult& cr) {
-  static const std::vector<double> none;
-  const bool eager_by_probe = !cr.eager_event_samples.empty();
-  const bool cand_by_probe = cr.timing_source == "probe";
-  if (cand_by_probe && !eager_by_probe) add_flag(cr.timing_flags, "eager_not_probe_timed");
-  return timing::same_clock_speedup(eager_by_probe ? cr.eager_samples : none,
-                                    eager_by_probe ? cr.eager_event_samples : cr.eager_samples,
-                                    cand_by_probe ? cr.cand_samples : none,
-                                    cand_by_probe ? cr.cand_event_samples : cr.cand_samples);
-}
-
-/// Cost model, dtype and timing samples of a case (CUDA events for the candidate; the probe's
-/// spans replace them in fill_probe_timing).
-void fill_timing(store::CaseResult& cr, const json& ref_ev, const WorkerReport& w) {
-  if (ref_ev.contains("cost")) {
-    cr.flops = ref_ev["cost"].value("flops", 0.0);
-    cr.bytes = ref_ev["cost"].value("bytes", 0.0);
-  }
-  cr.dtype = compute_dtype(ref_ev);
-  cr.eager_samples = ref_ev.value("eager_ms", std::vector<double>{});
-  if (ref_ev.contains("eager_probe_ms")) {  // the reference worker ran under the probe too
-    cr.eager_event_samples = cr.eager_samples;
-    cr.eager_event_ms = timing::median(cr.eager_event_samples);
-    cr.eager_samples = ref_ev.value("eager_probe_ms", std::vector<double>{});
-  }
-  cr.eager_ms = timing::median(cr.eager_samples);
-  cr.compile_samples = compile_samples(ref_ev);
-  cr.compile_ms = timing::median(cr.compile_samples);
-  auto it = w.ms.find(cr.name);
-  if (it == w.ms.end()) return;
-  cr.cand_samples = it->second;
-  cr.cand_ms = timing::median(cr.cand_samples);
-  if (cr.timing_source.empty()) cr.timing_source = "events";
-  if (auto host = w.host_ms.find(cr.name); host != w.host_ms.end()) {
-    cr.cand_host_samples = host->second;
-  }
 }
 
 /// True when the case lies inside KernelBenchX's own test scope (task.toml's compat.kbx_cases);
@@ -620,30 +433,15 @@ void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
   std::fputs(line.c_str(), stderr);
 }
 
-/// The timing guards of issue 20 on a timed case that passed so far: the physical floor
-/// (timing::roofline_floor against the run's calibration; without one the case is flagged
-/// no_floor). A case timed on one set of values only is flagged same_values.
-std::optional<std::pair<Status, std::string>> check_timing_guards(store::CaseResult& cr,
-                                                                  const json& timing_ev,
-                                                                  const JobSettings& st) {
-  if (timing_ev.value("variants", json::array()).empty()) add_flag(cr.timing_flags, "same_values");
-  if (st.peaks.empty()) {
-    add_flag(cr.timing_flags, "no_floor");
-    return std::nullopt;
+/// The status a timing fault gives its case.
+Status status_of(timing::Fault fault) {
+  switch (fault) {
+    case timing::Fault::UnattributedWork: return Status::UnattributedWork;
+    case timing::Fault::TimingMismatch: return Status::TimingMismatch;
+    case timing::Fault::Fallback: return Status::Fallback;
+    case timing::Fault::ImpossibleSpeed: return Status::ImpossibleSpeed;
   }
-  if (!cr.cand_ms) return std::nullopt;
-  const auto floor =
-      timing::roofline_floor(cr.flops.value_or(0), cr.bytes.value_or(0), cr.dtype, st.peaks);
-  if (floor && timing::below_floor(*cr.cand_ms, *floor)) {
-    add_flag(cr.timing_flags, "below_roofline");
-    return std::pair{Status::ImpossibleSpeed,
-                     fmt::format("timed at {:.4f} ms per call, but the cost model's work needs at "
-                                 "least {:.4f} ms at the calibrated peaks ({}): {:.0f}% of the "
-                                 "roofline, beyond the {:.0f}% that timing error allows",
-                                 *cr.cand_ms, floor->ms, floor->basis,
-                                 100 * floor->ms / *cr.cand_ms, 100 * timing::kFloorMargin)};
-  }
-  return std::nullopt;
+  return Status::TimingMismatch;
 }
 
 }  // namespace
@@ -695,26 +493,28 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);
-  if (!w.protocol_problem.empty()) {  // the candidate's process wrote the stream
-    return finish(Status::Crash, "protocol error in the worker's events: " + w.protocol_problem);
+  if (auto fail = verdict::protocol_failure(w.protocol_problem)) {
+    return finish(fail->status, fail->detail);
   }
   // A static reject under --track triton: the worker still ran the cases (untimed), so the
   // levels can say whether the values were right (how the job fares under --track any).
-  std::optional<std::pair<Status, std::string>> track_reject;
-  if (auto fail = static_failure(w.static_facts, task, st.track)) {
-    if (fail->first != Status::StaticReject) return finish(fail->first, fail->second);
+  std::optional<verdict::Failure> track_reject;
+  if (auto fail = verdict::static_failure(w.static_facts, task.entry, st.track)) {
+    if (fail->status != Status::StaticReject) return finish(fail->status, fail->detail);
     track_reject = fail;
   }
   const auto timed_events = timing_events(o);
   const double t_probe = monotonic_seconds();
-  ProbeData probe = read_probe(o, env, first_event(o, "static"));
+  timing::ProbeData probe = read_probe(o, env, first_event(o, "static"));
   probe.glue_is_work = task.work == suite::Work::DataMovement;
   double probe_s = monotonic_seconds() - t_probe;
   double compare_s = 0;
   r.triton_launches = static_cast<int>(w.triton_launches);
   const auto random_verdicts = judge_random(env, task, ref, w.cases, job_dir);
-  Status first_fail = Status::Passed;
-  std::string first_detail;
+  verdict::Failure first_fail;  ///< the first failing case's status, "case <name>: <detail>"
+  auto case_failed = [&](const std::string& name, Status s, const std::string& detail) {
+    if (first_fail.status == Status::Passed) first_fail = {s, "case " + name + ": " + detail};
+  };
   std::vector<double> speedups;
   int twins_of_failed = 0;  ///< fresh twins whose base case raised (never timed, so never run)
   for (const auto& ev : ref.cases) {
@@ -730,15 +530,12 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       }
       if (auto err = w.case_errors.find(cr.name); err != w.case_errors.end()) {
         // the call raised and the worker went on: a verdict of this case, not of the job
-        const Status s = status_of_error(err->second);
-        cr.status = status_str(s);
+        const verdict::Failure f = verdict::case_error(err->second);
+        cr.status = status_str(f.status);
         cr.error_ratio = 0;
         cr.values_ok = false;
-        cr.detail = err->second.type + ": " + tail(err->second.message, 1500);
-        if (first_fail == Status::Passed) {
-          first_fail = s;
-          first_detail = "case " + cr.name + ": " + cr.detail;
-        }
+        cr.detail = f.detail;
+        case_failed(cr.name, f.status, cr.detail);
         r.cases.push_back(std::move(cr));
       }
       continue;
@@ -761,40 +558,33 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     r.error_ratio = std::max(r.error_ratio, v.ratio);
     if (v.status == Status::Passed) {
       ++r.cases_passed;
-    } else if (first_fail == Status::Passed) {
-      first_fail = v.status;
-      first_detail = "case " + cr.name + ": " + v.detail;
+    } else {
+      case_failed(cr.name, v.status, v.detail);
     }
-    fill_timing(cr, ev, w);
-    if (w.ms.count(cr.name) && probe.expected && v.status == Status::Passed) {
+    auto fault = [&](const timing::Violation& bad) {
+      cr.status = status_str(status_of(bad.fault));
+      cr.detail = bad.detail;
+      case_failed(cr.name, status_of(bad.fault), bad.detail);
+    };
+    const auto timed = w.timed.find(cr.name);
+    const timing::TimedCalls* calls = timed == w.timed.end() ? nullptr : &timed->second;
+    timing::fill_timing(cr, ev, calls);
+    if (calls && probe.expected && v.status == Status::Passed) {
       const double t_analyze = monotonic_seconds();
-      auto bad = fill_probe_timing(cr, probe, w, st.track);
+      auto bad = timing::fill_probe_timing(cr, probe, *calls, st.track);
       probe_s += monotonic_seconds() - t_analyze;
-      if (bad) {
-        cr.status = status_str(bad->first);
-        cr.detail = bad->second;
-        if (first_fail == Status::Passed) {
-          first_fail = bad->first;
-          first_detail = "case " + cr.name + ": " + bad->second;
-        }
-      }
+      if (bad) fault(*bad);
     }
     if (auto te = timed_events.find(cr.name);
         te != timed_events.end() && cr.status == status_str(Status::Passed)) {
-      if (auto bad = check_timing_guards(cr, te->second, st)) {
-        cr.status = status_str(bad->first);
-        cr.detail = bad->second;
-        if (first_fail == Status::Passed) {
-          first_fail = bad->first;
-          first_detail = "case " + cr.name + ": " + bad->second;
-        }
-      }
+      const bool varied = !te->second.value("variants", json::array()).empty();
+      if (auto bad = timing::check_floor(cr, varied, st.peaks)) fault(*bad);
     }
     if (cr.kernel_share) {
       r.kernel_share = std::min(r.kernel_share.value_or(1.0), *cr.kernel_share);
     }
     if (cr.glue_share) r.glue_share = std::max(r.glue_share.value_or(0.0), *cr.glue_share);
-    if (auto sp = same_clock_speedup(cr)) speedups.push_back(*sp);
+    if (auto sp = timing::same_clock_speedup(cr)) speedups.push_back(*sp);
     r.cases.push_back(std::move(cr));
   }
   r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
@@ -809,36 +599,19 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
                          monotonic_seconds() - t_spawn - o.wall_seconds);
   }
 
-  // What failed apart from the cases (it applies at every level), in the order of precedence
-  // the job's status has always had after its first failing case.
-  Status job_fail = Status::Passed;
-  std::string job_detail;
-  const std::optional<ErrorEvent>& err = w.job_error;
-  auto [pstatus, pdetail] = process_failure(o);
-  if (!w.tampered.empty()) {
-    std::string names;
-    for (const auto& n : w.tampered) names += (names.empty() ? "" : ", ") + n;
-    job_fail = Status::TimerTampered;
-    job_detail = "the candidate changed " + names +
-                 " (timings come from the probe and the worker's own references, and "
-                 "persisting L2 is put back before each call; the job fails all the same)";
-  } else if (err) {
-    const std::string where = err->case_name ? " in case " + *err->case_name : "";
-    job_fail = status_of_error(*err);
-    job_detail = err->type + where + ": " + tail(err->message, 1500);
-  } else if (pstatus != Status::Passed) {
-    job_fail = pstatus;
-    job_detail = pdetail + (o.stderr_kept.empty() ? "" : "; stderr: " + tail(o.stderr_kept, 800));
-  } else if (static_cast<int>(r.cases.size()) + twins_of_failed < r.cases_total) {
-    // the worker stopped after a call that raised (e.g. a CUDA error): that error, else ours
-    job_fail = w.last_error ? status_of_error(*w.last_error) : Status::HarnessError;
-    job_detail = "worker finished without running every case";
-  }
-  grade_levels(r, ref, task, job_fail, track_reject.has_value());
+  // What failed apart from the cases: it applies at every level (verdict/job_status.h).
+  verdict::JobWide wide;
+  wide.tampered = w.tampered;
+  wide.job_error = w.job_error;
+  wide.last_error = w.last_error;
+  wide.process = verdict::process_failure(process_end(o));
+  wide.stderr_kept = o.stderr_kept;
+  wide.cases_missing = static_cast<int>(r.cases.size()) + twins_of_failed < r.cases_total;
+  const verdict::Failure job_fail = verdict::job_wide_failure(wide);
+  grade_levels(r, ref, task, job_fail.status, track_reject.has_value());
   graded = true;
-  if (track_reject) return finish(track_reject->first, track_reject->second);
-  if (first_fail != Status::Passed) return finish(first_fail, first_detail);
-  if (job_fail != Status::Passed) return finish(job_fail, job_detail);
+  const verdict::Failure job = verdict::job_status(track_reject, first_fail, job_fail);
+  if (job.status != Status::Passed) return finish(job.status, job.detail);
   r.speedup = timing::geomean(speedups);
   return finish(Status::Passed, "");
 }

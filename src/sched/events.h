@@ -5,21 +5,18 @@
 #include <string>
 #include <vector>
 
+#include "common/worker_events.h"
+
 namespace kbx::sched {
 
 // The events of a candidate worker that the supervisor uses, with their fields REQUIRED: a
 // missing or mistyped field is a protocol error (the job is `crash`, since the candidate's own
 // process wrote the stream), never a default value. docs/protocol.md lists every event.
 
-/// {"ev": "static"}: facts about the source from python/kbx_worker/static.py (before any
-/// candidate code runs).
-struct StaticEvent {
-  bool syntax_ok = false;
-  std::string message;  ///< the syntax error, when !syntax_ok
-  bool entry_found = false;
-  std::vector<std::string> triton_kernels;
-  std::vector<std::string> suspicious_imports;
-};
+// StaticEvent ({"ev": "static"}) and ErrorEvent ({"ev": "error"}) are plain facts in
+// common/worker_events.h, so that the verdict can decide from them.
+using kbx::ErrorEvent;
+using kbx::StaticEvent;
 
 /// {"ev": "imported"}: the candidate module imported.
 struct ImportedEvent {
@@ -45,12 +42,6 @@ struct TimingEvent {
   std::vector<std::uint64_t> probe_ids;
   std::vector<std::string> tampered;
   std::vector<double> host_ms;
-};
-
-/// {"ev": "error"}: the candidate failed (import, compile, run or time).
-struct ErrorEvent {
-  std::string phase, kind, type, message, trace;
-  std::optional<std::string> case_name;  ///< null outside a case
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

@@ -49,11 +49,6 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
 
 }  // namespace
 
-std::vector<double> compile_samples(const json& case_event) {
-  const char* key = case_event.contains("compile_probe_ms") ? "compile_probe_ms" : "compile_ms";
-  return case_event.value(key, std::vector<double>{});
-}
-
 std::vector<std::string> tiers_for(const std::string& device) {
   if (device == "cpu") return {"edge", "small"};
   return {"edge", "small", "full"};

@@ -38,10 +38,6 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
                                                      bool time_eager,
                                                      nlohmann::json* hello = nullptr);
 
-/// The torch.compile baseline's samples in a reference case event: the probe's spans when the
-/// probe timed it, else CUDA events (or cached samples); empty when it was not timed.
-std::vector<double> compile_samples(const nlohmann::json& case_event);
-
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);
 

@@ -4,27 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/error.h"
 #include "common/util.h"
 #include "store/statement.h"
 
 namespace kbx::store {
-namespace {
-
-void ensure_table(sqlite3* db) {
-  exec_sql(db,
-           "CREATE TABLE IF NOT EXISTS baselines(fingerprint TEXT NOT NULL, task TEXT NOT NULL, "
-           "task_hash TEXT NOT NULL, kind TEXT NOT NULL, case_name TEXT NOT NULL, samples TEXT "
-           "NOT NULL, measured_at TEXT NOT NULL, PRIMARY KEY(fingerprint, task_hash, kind, "
-           "case_name))",
-           "cannot create the baselines table");
-}
-
-}  // namespace
 
 CaseSamples cached_baseline(Store& db, const std::string& fingerprint, const std::string& task,
                             const std::string& task_hash, const std::string& kind) {
-  ensure_table(db.handle());
   Stmt q(db.handle(),
          "SELECT case_name, samples FROM baselines WHERE fingerprint=? AND task=? AND "
          "task_hash=? AND kind=?");
@@ -39,7 +25,6 @@ CaseSamples cached_baseline(Store& db, const std::string& fingerprint, const std
 void save_baseline(Store& db, const std::string& fingerprint, const std::string& task,
                    const std::string& task_hash, const std::string& kind,
                    const CaseSamples& samples) {
-  ensure_table(db.handle());
   Stmt del(db.handle(), "DELETE FROM baselines WHERE fingerprint=? AND task_hash=? AND kind=?");
   del.bind(1, fingerprint).bind(2, task_hash).bind(3, kind).step();
   Stmt ins(db.handle(),

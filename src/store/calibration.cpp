@@ -13,26 +13,8 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* kTable = R"sql(
-CREATE TABLE IF NOT EXISTS calibration(
-  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, device TEXT NOT NULL, gpu TEXT,
-  measured_at TEXT NOT NULL, peaks TEXT NOT NULL, environment TEXT);
-CREATE INDEX IF NOT EXISTS calibration_fingerprint ON calibration(fingerprint);
-)sql";
-
 constexpr const char* kColumns =
     "SELECT id, fingerprint, device, gpu, measured_at, peaks, environment FROM calibration ";
-
-void ensure_table(Store& db) {
-  exec_sql(db.handle(), kTable, "cannot create the calibration table");
-}
-
-/// Whether a calibration was ever saved here (lookups do not create the table, so that a
-/// read-only database can still be reported on).
-bool has_table(Store& db) {
-  Stmt q(db.handle(), "SELECT 1 FROM sqlite_master WHERE type='table' AND name='calibration'");
-  return q.step();
-}
 
 std::map<std::string, double> parse_peaks(const std::string& text, std::int64_t id) {
   const json j = json::parse(text, nullptr, false);
@@ -76,7 +58,6 @@ double number_field(const json& ev, const char* field) {
 }  // namespace
 
 std::int64_t save_calibration(Store& db, const Calibration& c) {
-  ensure_table(db);
   json peaks = json::object();
   for (const auto& [name, v] : c.peaks) peaks[name] = v;
   Stmt q(db.handle(),
@@ -89,7 +70,6 @@ std::int64_t save_calibration(Store& db, const Calibration& c) {
 }
 
 std::optional<Calibration> latest_calibration(Store& db, const std::string& fingerprint) {
-  if (!has_table(db)) return std::nullopt;
   Stmt q(db.handle(), std::string(kColumns) + "WHERE fingerprint=? ORDER BY id DESC LIMIT 1");
   q.bind(1, fingerprint);
   return first_row(q);
@@ -97,7 +77,6 @@ std::optional<Calibration> latest_calibration(Store& db, const std::string& fing
 
 std::optional<Calibration> latest_calibration_for_gpu(Store& db, const std::string& device,
                                                       const std::string& gpu) {
-  if (!has_table(db)) return std::nullopt;
   Stmt q(db.handle(), std::string(kColumns) + "WHERE device=? AND gpu=? ORDER BY id DESC LIMIT 1");
   q.bind(1, device).bind(2, gpu);
   return first_row(q);

@@ -21,8 +21,7 @@ struct Calibration {
   std::string environment_json;         ///< the worker's environment record and skipped peaks
 };
 
-/// Stores a calibration (measured_at defaults to now); returns its id. Creates the table on
-/// first use, so any kbx database accepts calibrations.
+/// Stores a calibration (measured_at defaults to now); returns its id.
 std::int64_t save_calibration(Store& db, const Calibration& c);
 
 /// The newest calibration taken under this environment fingerprint.

@@ -65,14 +65,4 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
-/// Runs SQL without results; throws Error naming `what` when it fails.
-inline void exec_sql(sqlite3* db, const std::string& sql, const std::string& what) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw Error("database: " + what + ": " + msg);
-  }
-}
-
 }  // namespace kbx::store

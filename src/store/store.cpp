@@ -68,6 +68,25 @@ CREATE TABLE IF NOT EXISTS case_grades(
 const char* kV2ToV3 = "UPDATE meta SET value='3' WHERE key='schema_version';";
 // ---- end of schema 3 ---------------------------------------------------------------------
 
+// ---- schema 4 (issue 12): the timing references, created with the rest ---------------------
+/// `kbx calibrate`'s peaks (store/calibration.h) and the cached baselines' samples
+/// (store/baselines.h). Before schema 4 each was created on its first write, outside the
+/// versioned schema; a database of schema 3 may hold them already, and keeps their rows.
+const char* kReferencesSchema = R"sql(
+CREATE TABLE IF NOT EXISTS calibration(
+  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, device TEXT NOT NULL, gpu TEXT,
+  measured_at TEXT NOT NULL, peaks TEXT NOT NULL, environment TEXT);
+CREATE INDEX IF NOT EXISTS calibration_fingerprint ON calibration(fingerprint);
+CREATE TABLE IF NOT EXISTS baselines(
+  fingerprint TEXT NOT NULL, task TEXT NOT NULL, task_hash TEXT NOT NULL, kind TEXT NOT NULL,
+  case_name TEXT NOT NULL, samples TEXT NOT NULL, measured_at TEXT NOT NULL,
+  PRIMARY KEY(fingerprint, task_hash, kind, case_name));
+)sql";
+/// Schema 3 to 4: the calibration and baselines tables (created by kReferencesSchema, kept as
+/// they are when a schema-3 kbx had created them).
+const char* kV3ToV4 = "UPDATE meta SET value='4' WHERE key='schema_version';";
+// ---- end of schema 4 ---------------------------------------------------------------------
+
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
 const char* kV1ToV2 = R"sql(
 ALTER TABLE results ADD COLUMN kernel_share REAL;
@@ -144,15 +163,10 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
     Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
     if (get.step()) version = get.text(0);
   }
-  if (version == "1") {  // a database of an earlier kbx: add the columns it lacks
-    exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
-    version = "2";
-  }
-  if (version == "2") {
-    exec(std::string("BEGIN IMMEDIATE;") + kSchema + kGradesSchema + kV2ToV3 + "COMMIT;");
-  }
+  migrate(version);
   exec(kSchema);
   exec(kGradesSchema);
+  exec(kReferencesSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
   if (get.step()) {
     if (get.text(0) != std::to_string(kSchemaVersion)) {
@@ -162,6 +176,20 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   } else {
     Stmt put(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
     put.bind(1, std::to_string(kSchemaVersion)).step();
+  }
+}
+
+void Store::migrate(std::string version) {
+  if (version == "1") {  // a database of an earlier kbx: add the columns it lacks
+    exec(std::string("BEGIN IMMEDIATE;") + kV1ToV2 + "COMMIT;");
+    version = "2";
+  }
+  if (version == "2") {
+    exec(std::string("BEGIN IMMEDIATE;") + kSchema + kGradesSchema + kV2ToV3 + "COMMIT;");
+    version = "3";
+  }
+  if (version == "3") {
+    exec(std::string("BEGIN IMMEDIATE;") + kReferencesSchema + kV3ToV4 + "COMMIT;");
   }
 }
 

@@ -11,8 +11,9 @@ namespace kbx::store {
 
 /// Version of the database layout; a database of another version is refused with a message.
 /// 2 added probe timing and attribution; 3 added graded levels and glue (result_grades,
-/// case_grades) and attempts. Older versions migrate on open.
-constexpr int kSchemaVersion = 3;
+/// case_grades) and attempts; 4 made the calibration and baselines tables part of the schema
+/// (created on open, no longer on first use). Older versions migrate on open.
+constexpr int kSchemaVersion = 4;
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -148,6 +149,8 @@ class Store {
 
  private:
   void exec(const std::string& sql);
+  /// Brings a database of an earlier schema version (its meta value; "" when new) to this one.
+  void migrate(std::string version);
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -2,25 +2,6 @@
 
 namespace kbx::verdict {
 
-const char* level_name(Level level) {
-  switch (level) {
-    case Level::Strict: return "strict";
-    case Level::Core: return "core";
-    case Level::Kbx: return "kbx";
-  }
-  return "?";
-}
-
-bool parse_level(const std::string& name, Level* out) {
-  for (Level l : {Level::Strict, Level::Core, Level::Kbx}) {
-    if (name == level_name(l)) {
-      *out = l;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool is_track_status(Status s) {
   return s == Status::StaticReject || s == Status::NoTritonLaunch || s == Status::Fallback;
 }

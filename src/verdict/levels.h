@@ -14,11 +14,6 @@ enum class Level {
   Kbx,     ///< the cases inside KernelBenchX's own test scope (task.toml's compat.kbx_cases)
 };
 
-/// "strict", "core", "kbx".
-const char* level_name(Level level);
-/// Inverse of level_name; false for an unknown name.
-bool parse_level(const std::string& name, Level* out);
-
 /// A status that only a track rule gives (static_reject, no_triton_launch, fallback): the
 /// outputs were right, and the job would pass under --track any.
 bool is_track_status(Status s);

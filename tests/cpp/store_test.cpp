@@ -6,6 +6,8 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "plan/candidates.h"
+#include "store/baselines.h"
+#include "store/calibration.h"
 #include "test_util.h"
 
 namespace kbx {
@@ -199,6 +201,129 @@ CREATE TABLE case_results(
   EXPECT_EQ(rows[0].cases[0].timing_source, "probe");
   EXPECT_EQ(rows[0].cases[0].cand_event_samples, (std::vector<double>{1.1, 2.1}));
   EXPECT_EQ(rows[0].cases[0].cand_host_samples, (std::vector<double>{0.03, 0.04, 0.05}));
+}
+
+/// The tables of a schema-3 database as kbx of schema 3 made them, calibration and baselines
+/// included (that kbx created those two on their first write, outside the versioned schema).
+const char* kSchema3 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES('schema_version', '3');
+CREATE TABLE candidates(
+  id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
+  source TEXT NOT NULL, origin TEXT, imported_at TEXT NOT NULL,
+  UNIQUE(method, task, sha256));
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY, run_key TEXT NOT NULL, method TEXT NOT NULL, device TEXT NOT NULL,
+  track TEXT NOT NULL, seed INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
+  settings TEXT, environment TEXT, kbx_version TEXT);
+CREATE TABLE results(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id), method TEXT NOT NULL,
+  task TEXT NOT NULL, category TEXT NOT NULL, status TEXT NOT NULL, detail TEXT,
+  error_ratio REAL, cases_total INTEGER, cases_passed INTEGER, speedup REAL,
+  triton_launches INTEGER, wall_s REAL, overhead_s REAL, stdout_bytes INTEGER,
+  created_at TEXT NOT NULL, kernel_share REAL, UNIQUE(run_id, candidate_id));
+CREATE TABLE case_results(
+  result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL, tier TEXT,
+  status TEXT NOT NULL, error_ratio REAL, detail TEXT, cand_ms REAL, eager_ms REAL,
+  flops REAL, bytes REAL, dtype TEXT, timing_source TEXT, cand_event_ms REAL,
+  eager_event_ms REAL, kernel_share REAL, timing_flags TEXT, compile_ms REAL,
+  PRIMARY KEY(result_id, name));
+CREATE TABLE samples(
+  result_id INTEGER NOT NULL REFERENCES results(id), case_name TEXT NOT NULL,
+  who TEXT NOT NULL, idx INTEGER NOT NULL, ms REAL NOT NULL);
+CREATE TABLE attempts(
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id), started_at TEXT NOT NULL,
+  pid INTEGER NOT NULL, ended_at TEXT, outcome TEXT);
+CREATE TABLE result_grades(
+  result_id INTEGER PRIMARY KEY REFERENCES results(id),
+  strict TEXT NOT NULL, core TEXT NOT NULL, kbx TEXT NOT NULL,
+  strict_values INTEGER NOT NULL, core_values INTEGER NOT NULL, kbx_values INTEGER NOT NULL,
+  glue_share REAL);
+CREATE TABLE case_grades(
+  result_id INTEGER NOT NULL REFERENCES results(id), name TEXT NOT NULL,
+  in_kbx INTEGER NOT NULL, values_ok INTEGER NOT NULL, glue_share REAL,
+  PRIMARY KEY(result_id, name));
+)sql";
+
+/// Writes a schema-3 database at path, with `extra` SQL run after its tables.
+void write_schema3(const fs::path& path, const char* extra) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, kSchema3, nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, extra, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+/// The schema version a database records.
+std::string schema_version(store::Store& db) {
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db.handle(), "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+                     nullptr);
+  std::string v = sqlite3_step(st) == SQLITE_ROW
+                      ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0))
+                      : "";
+  sqlite3_finalize(st);
+  return v;
+}
+
+TEST(Store, SchemaVersion3KeepsItsCalibrationAndBaselines) {
+  test::TempDir dir;
+  const auto path = dir.path() / "v3.db";
+  write_schema3(path, R"sql(
+CREATE TABLE calibration(
+  id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL, device TEXT NOT NULL, gpu TEXT,
+  measured_at TEXT NOT NULL, peaks TEXT NOT NULL, environment TEXT);
+CREATE INDEX calibration_fingerprint ON calibration(fingerprint);
+INSERT INTO calibration(fingerprint, device, gpu, measured_at, peaks, environment)
+  VALUES('fp1', 'cuda', 'NVIDIA H200', '2026-01-01T00:00:00Z', '{"copy_bw": 4.0e12}', '{}');
+CREATE TABLE baselines(fingerprint TEXT NOT NULL, task TEXT NOT NULL, task_hash TEXT NOT NULL,
+  kind TEXT NOT NULL, case_name TEXT NOT NULL, samples TEXT NOT NULL, measured_at TEXT NOT NULL,
+  PRIMARY KEY(fingerprint, task_hash, kind, case_name));
+INSERT INTO baselines VALUES('fp1', 'Math/add', 'h1', 'compile', 'perf', '[1.5, 2.5]',
+  '2026-01-01T00:00:00Z');
+)sql");
+  store::Store db(path);
+  EXPECT_EQ(schema_version(db), std::to_string(store::kSchemaVersion));
+  auto cal = store::latest_calibration(db, "fp1");
+  ASSERT_TRUE(cal);
+  EXPECT_EQ(cal->gpu, "NVIDIA H200");
+  EXPECT_EQ(cal->peaks.at("copy_bw"), 4.0e12);
+  auto samples = store::cached_baseline(db, "fp1", "Math/add", "h1", "compile");
+  EXPECT_EQ(samples["perf"], (std::vector<double>{1.5, 2.5}));
+  // and both take new rows
+  store::Calibration c;
+  c.fingerprint = "fp2";
+  c.device = "cpu";
+  c.peaks = {{"copy_bw", 1e10}};
+  EXPECT_GT(store::save_calibration(db, c), cal->id);
+  store::save_baseline(db, "fp2", "Math/add", "h1", "compile", {{"perf", {3.0}}});
+  EXPECT_EQ(store::cached_baseline(db, "fp2", "Math/add", "h1", "compile").size(), 1u);
+}
+
+TEST(Store, SchemaVersion3WithoutCalibrationGetsTheTables) {
+  test::TempDir dir;
+  const auto path = dir.path() / "v3.db";
+  write_schema3(path, "");
+  {
+    store::Store db(path);
+    EXPECT_EQ(schema_version(db), std::to_string(store::kSchemaVersion));
+    EXPECT_FALSE(store::latest_calibration(db, "fp1"));
+    EXPECT_TRUE(store::cached_baseline(db, "fp1", "Math/add", "h1", "compile").empty());
+  }
+  // the tables are there before any calibration or baseline is written
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(raw,
+                     "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name IN "
+                     "('calibration', 'baselines')",
+                     -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ TEST(StoreSafety, AttemptsWithoutEndAndWarmParentDeathsAreStrikes) {
   EXPECT_EQ(db.strikes(run, c), 2);
 }
 
-TEST(StoreSafety, SchemaVersion2IsMigratedTo3) {
+TEST(StoreSafety, SchemaVersion2IsMigrated) {
   test::TempDir dir;
   const auto path = dir.path() / "v2.db";
   { store::Store db(path); }
@@ -311,7 +311,7 @@ TEST(StoreSafety, SchemaVersion2IsMigratedTo3) {
     sqlite3_close(raw);
   }
   store::Store db(path);
-  EXPECT_EQ(count(db, "SELECT value FROM meta WHERE key='schema_version'"), 3);
+  EXPECT_EQ(count(db, "SELECT value FROM meta WHERE key='schema_version'"), store::kSchemaVersion);
   auto c = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
   auto run = db.add_run(a_run());
   db.begin_attempt(run, c);

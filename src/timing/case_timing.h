@@ -1,0 +1,84 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+#include "timing/probe_timing.h"
+
+namespace kbx::timing {
+
+// The timing of one case of a candidate job: its samples from each clock, its cost model, its
+// flags, and the timing faults that fail it. What status a fault gives is the verdict's.
+
+/// A candidate worker's probe records, read once per job.
+struct ProbeData {
+  bool expected = false;                      ///< the worker ran under the probe
+  bool ok = false;                            ///< a valid stream with a header came back
+  std::string problem;                        ///< why not, when expected and not ok
+  bool harness_problem = false;               ///< the probe failed on its own: events time the job
+  std::optional<CallRecords> index;           ///< the records by call, when ok
+  std::vector<std::string> triton_functions;  ///< the candidate's @triton.jit names
+  bool glue_is_work = false;  ///< the task's work is data movement: copies are library work
+};
+
+/// The timed calls of one case as the candidate's worker reported them ("timing" event).
+struct TimedCalls {
+  std::vector<double> ms;                ///< CUDA-event time per call
+  std::vector<double> host_ms;           ///< host time per call (its launches, GPU held)
+  std::vector<std::uint64_t> probe_ids;  ///< the probe's id of each call
+};
+
+/// A timing fault that fails a case that was right.
+enum class Fault {
+  UnattributedWork,  ///< GPU work not launched by the call ran inside it, or host work
+  TimingMismatch,    ///< the clocks disagree, a side stream escaped, the probe was defeated
+  Fallback,          ///< track triton: library kernels did most of the compute
+  ImpossibleSpeed,   ///< faster than the calibrated roofline allows
+};
+
+/// A fault and the sentence that explains it.
+struct Violation {
+  Fault fault;
+  std::string detail;
+};
+
+/// Appends a flag to a comma-separated list of flags.
+void add_flag(std::string& flags, const std::string& flag);
+
+/// The torch.compile baseline's samples in a reference case event: the probe's spans when the
+/// probe timed it, else CUDA events (or cached samples); empty when it was not timed.
+std::vector<double> compile_samples(const nlohmann::json& ref_ev);
+
+/// The dtype a case computes in, for picking its roofline peak: the one its cost model names
+/// (`cost()["compute"]`), else the first floating-point output's, else the first output's (""
+/// when it returns no tensor). `ref_ev` is the reference worker's event of the case.
+std::string compute_dtype(const nlohmann::json& ref_ev);
+
+/// Fills a case's cost model, compute dtype and samples: eager from the reference's event (the
+/// probe's spans when it ran under the probe, its CUDA events kept as the cross-check), the
+/// candidate's CUDA-event and host samples from `timed` (none: the case was not timed).
+void fill_timing(store::CaseResult& cr, const nlohmann::json& ref_ev, const TimedCalls* timed);
+
+/// Replaces a timed case's candidate samples with the probe's spans (the CUDA events kept as
+/// the cross-check), with its kernel and glue shares and flags; returns the fault the records
+/// show, if any. A probe that failed on its own leaves the events and flags probe_silent.
+/// `track` is "triton" or "any".
+std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeData& probe,
+                                           const TimedCalls& timed, const std::string& track);
+
+/// The physical floor on a timed case that passed so far: impossible_speed when its median is
+/// below the roofline minimum at the calibration's `peaks` by more than kFloorMargin (flag
+/// below_roofline); without peaks the case is flagged no_floor. A case timed on one set of
+/// values only (`varied_values` false) is flagged same_values.
+std::optional<Violation> check_floor(store::CaseResult& cr, bool varied_values,
+                                     const std::map<std::string, double>& peaks);
+
+/// Eager over candidate medians from one clock (same_clock_speedup in stats.h); flags a case
+/// whose candidate the probe timed while eager had only events (eager_not_probe_timed).
+std::optional<double> same_clock_speedup(store::CaseResult& cr);
+
+}  // namespace kbx::timing

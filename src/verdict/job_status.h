@@ -1,0 +1,81 @@
+#pragma once
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/worker_events.h"
+#include "verdict/status.h"
+
+namespace kbx::verdict {
+
+// The rules that give a job its status from what its worker and its process reported; the
+// cases' own verdicts are case_judge.h's. docs/architecture.md, "Verdict rules".
+
+/// A status with the sentence that explains it (Passed with no detail: nothing failed).
+struct Failure {
+  Status status = Status::Passed;
+  std::string detail;
+};
+
+/// A broken event stream (a missing or mistyped field; sched/events.h): the job is a crash,
+/// since the candidate's own process wrote the stream, and nothing else in it is trusted.
+/// nullopt when `problem` is empty.
+std::optional<Failure> protocol_failure(const std::string& problem);
+
+/// What the source alone decides, before any of its code runs: a syntax error, no `entry`
+/// function at module level, or under track "triton" no @triton.jit kernel (StaticReject: the
+/// job fails, but its cases still run, untimed, for the levels). nullopt when the source passes
+/// or no static facts came.
+std::optional<Failure> static_failure(const std::optional<StaticEvent>& facts,
+                                      const std::string& entry, const std::string& track);
+
+/// The status of an error the worker reported: by its kind (compile error, out of memory, CUDA
+/// error), else an import error when it happened while importing, else a runtime error.
+Status status_of_error(const ErrorEvent& err);
+
+/// The verdict of a case whose call raised while the worker went on: the error's status, with
+/// its type and (the end of) its message.
+Failure case_error(const ErrorEvent& err);
+
+/// confine.py's exit code when it could not confine the worker.
+inline constexpr int kExitConfineFailed = 123;
+
+/// How a worker's process ended, as the supervisor saw it (sandbox::Outcome, in plain facts).
+struct ProcessEnd {
+  enum class End { Exited, Signaled, TimedOut, SpawnFailed };
+  End end = End::Exited;
+  int exit_code = 0;
+  bool memory_limit_hit = false;  ///< the job's cgroup killed a process for memory
+  bool said_hello = false;        ///< a "hello" event came: the worker's own code had started
+  bool said_done = false;         ///< a "done" event came: the worker finished
+  std::string protocol_error;     ///< a malformed event line, if any
+  std::string description;        ///< "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s"
+};
+
+/// The process's end as a failure: a timeout; kbx's own fault (harness_error) when the worker
+/// could not start or be confined before it said hello; the job's memory limit (oom); else a
+/// crash for a signal, a malformed event line, or an end without "done". Passed when it ended
+/// as a worker should.
+Failure process_failure(const ProcessEnd& end);
+
+/// What failed in a job apart from its cases.
+struct JobWide {
+  std::set<std::string> tampered;        ///< timing functions the candidate replaced
+  std::optional<ErrorEvent> job_error;   ///< the first error that is no case's (import, timing)
+  std::optional<ErrorEvent> last_error;  ///< the last error: what stopped the worker
+  Failure process;                       ///< process_failure() of the worker
+  std::string stderr_kept;               ///< what the worker wrote on stderr (head and tail)
+  bool cases_missing = false;            ///< the worker reported fewer cases than it was given
+};
+
+/// The job-wide failure (it applies at every level), first in this order: a replaced timing
+/// function (timer_tampered), an error outside the cases, the process's end, missing cases (the
+/// status of the error that stopped the worker, else harness_error). Passed when none.
+Failure job_wide_failure(const JobWide& job);
+
+/// The job's status: the track's static reject, else its first failing case, else the
+/// job-wide failure, else passed.
+Failure job_status(const std::optional<Failure>& track_reject, const Failure& first_case,
+                   const Failure& job_wide);
+
+}  // namespace kbx::verdict
