@@ -3,12 +3,14 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "common/error.h"
 
@@ -94,6 +96,21 @@ double monotonic_seconds() {
 std::uint64_t random_seed() {
   std::random_device rd;
   return ((static_cast<std::uint64_t>(rd()) << 32) ^ rd()) & 0x7FFFFFFFFFFFFFFFULL;
+}
+
+std::size_t part_count(std::size_t amount, std::size_t unit, std::size_t cap) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp<std::size_t>(amount / unit, 1, std::min(cores, cap));
+}
+
+void run_in_parts(std::size_t parts, const std::function<void(std::size_t)>& work) {
+  if (parts <= 1) {
+    work(0);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (std::size_t k = 0; k < parts; ++k) pool.emplace_back(work, k);
+  for (auto& th : pool) th.join();
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {

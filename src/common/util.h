@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,13 @@ std::uint64_t physical_memory_bytes();
 
 /// Splits on a separator, dropping empty pieces.
 std::vector<std::string> split(std::string_view text, char sep);
+
+/// How many parts to split `amount` of work into: one per `unit` of it, at least one, at most
+/// the machine's cores and `cap`.
+std::size_t part_count(std::size_t amount, std::size_t unit, std::size_t cap);
+
+/// Runs work(0), ..., work(parts - 1), each on a thread of its own when there are several.
+void run_in_parts(std::size_t parts, const std::function<void(std::size_t)>& work);
 
 /// The directory kbx's own files (python/, tasks/, solutions/) live in.
 std::filesystem::path kbx_home();

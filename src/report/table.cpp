@@ -256,6 +256,7 @@ std::map<std::string, MethodEnvironments> method_environments(
       counts;  // rows, newest
   for (const auto& r : results) {
     auto& env = out[r.method];
+    ++env.tasks;
     if (std::find(env.runs.begin(), env.runs.end(), r.run_id) == env.runs.end()) {
       env.runs.insert(std::upper_bound(env.runs.begin(), env.runs.end(), r.run_id), r.run_id);
     }
@@ -365,9 +366,7 @@ std::string results_json(const std::vector<store::Result>& results,
   const auto envs = method_environments(results, calibrations);
   nlohmann::json methods = nlohmann::json::object();
   for (const auto& [method, env] : envs) {
-    int tasks = 0;
-    for (const auto& r : results) tasks += r.method == method;
-    methods[method] = {{"tasks", tasks},
+    methods[method] = {{"tasks", env.tasks},
                        {"runs", env.runs},
                        {"environments", env.fingerprints},
                        {"main_environment", env.main_fingerprint}};

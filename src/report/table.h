@@ -27,6 +27,7 @@ struct CaseRoofline {
 /// Where each method's rows come from: a method's results are all of its runs, so its rows may
 /// span several runs and several environments (GPU, driver, torch, triton: the run fingerprint).
 struct MethodEnvironments {
+  int tasks = 0;                          ///< its rows: one verdict per task
   std::vector<std::int64_t> runs;         ///< the runs its rows come from, ascending
   std::vector<std::string> fingerprints;  ///< distinct recorded fingerprints, most rows first
   std::string main_fingerprint;  ///< the one most of its rows have (ties: the newest run's)

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <vector>
+
+#include "common/util.h"
 
 namespace kbx::verdict {
 namespace {
@@ -34,8 +35,7 @@ std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tenso
                               Body body) {
   constexpr size_t kChunk = 1 << 15;
   const size_t n = ref.value_count();
-  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t threads = std::clamp<size_t>(n / (1 << 20), 1, std::min<size_t>(hw, 16));
+  const size_t threads = part_count(n, 1 << 20, 16);
   std::vector<State> states(threads);
   auto work = [&](size_t t) {
     std::vector<double> c(kChunk), r(kChunk), s(shadow ? kChunk : 0);
@@ -48,13 +48,7 @@ std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tenso
       body(states[t], first, count, c.data(), r.data(), shadow ? s.data() : nullptr);
     }
   };
-  if (threads == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t t = 0; t < threads; ++t) pool.emplace_back(work, t);
-    for (auto& th : pool) th.join();
-  }
+  run_in_parts(threads, work);
   return states;
 }
 

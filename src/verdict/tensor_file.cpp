@@ -11,10 +11,10 @@
 #include <fstream>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "common/error.h"
+#include "common/util.h"
 
 namespace kbx::verdict {
 namespace {
@@ -118,7 +118,8 @@ class Mapping {
     if (trusted && size > 0) {
       void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p == MAP_FAILED) throw BadTensorFile(path, std::string("mmap: ") + std::strerror(errno));
-      mapped_ = p;
+      region_ = p;
+      buffer_ = static_cast<unsigned char*>(p);
       size_ = size;
       return;
     }
@@ -127,8 +128,7 @@ class Mapping {
     read_all(fd, path, size);
   }
   ~Mapping() {
-    if (mapped_) munmap(mapped_, size_);
-    if (anonymous_) munmap(anonymous_, size_);
+    if (region_) munmap(region_, size_);
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -142,7 +142,7 @@ class Mapping {
       void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p != MAP_FAILED) {
         madvise(p, size, MADV_HUGEPAGE);  // advice only: without it, plain pages
-        anonymous_ = p;
+        region_ = p;
         buffer_ = static_cast<unsigned char*>(p);
         return;
       }
@@ -170,30 +170,19 @@ class Mapping {
   /// Reads the whole file; a large one in parts on several threads (the copy and the page
   /// faults of a gigabyte-sized output are most of its judging time otherwise).
   void read_all(int fd, const std::filesystem::path& path, size_t size) {
-    constexpr size_t kPart = size_t{32} << 20;
-    const size_t hw = std::max(1u, std::thread::hardware_concurrency());
-    const size_t parts = std::clamp<size_t>(size / kPart, 1, std::min<size_t>(hw, 8));
+    const size_t parts = part_count(size, size_t{32} << 20, 8);
     std::vector<std::string> problems(parts);
-    auto work = [&](size_t k) {
+    run_in_parts(parts, [&](size_t k) {
       const size_t lo = size * k / parts, hi = size * (k + 1) / parts;
       problems[k] = read_range(fd, lo, hi - lo);
-    };
-    if (parts == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> pool;
-      for (size_t k = 0; k < parts; ++k) pool.emplace_back(work, k);
-      for (auto& th : pool) th.join();
-    }
+    });
     for (const auto& p : problems) {
       if (!p.empty()) throw BadTensorFile(path, p);
     }
   }
 
  public:
-  const unsigned char* base() const {
-    return mapped_ ? static_cast<const unsigned char*>(mapped_) : buffer_;
-  }
+  const unsigned char* base() const { return buffer_; }
   size_t size() const { return size_; }
 
  private:
@@ -205,9 +194,8 @@ class Mapping {
     return "special file";
   }
   std::unique_ptr<unsigned char[]> bytes_;
-  void* anonymous_ = nullptr;        ///< a large buffer, mapped anonymously (bytes_ is empty)
-  unsigned char* buffer_ = nullptr;  ///< where a copied file's bytes are
-  void* mapped_ = nullptr;
+  void* region_ = nullptr;  ///< mapped: the file itself, or a large buffer it was copied into
+  unsigned char* buffer_ = nullptr;  ///< where the file's bytes are (read only once filled)
   size_t size_ = 0;
 };
 
