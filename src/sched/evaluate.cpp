@@ -193,7 +193,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
     w.cases[c.name] = std::move(c.raw);
   }
   for (auto& t : ev.timings) {
-    w.timed[t.name] = {std::move(t.ms), std::move(t.host_ms), std::move(t.probe_ids)};
+    w.timed[t.name] = {std::move(t.ms), std::move(t.host_ms), std::move(t.probe_ids), t.varied};
     w.tampered.insert(t.tampered.begin(), t.tampered.end());
     w.own_seconds += t.seconds;
   }
@@ -395,15 +395,6 @@ void grade_levels(store::Result& r, const ReferenceCases& ref, const suite::Task
   r.kbx = verdict::grade(verdict::Level::Kbx, cases, job_fail, track_reject);
 }
 
-/// The worker's timing event of each timed case.
-std::map<std::string, json> timing_events(const sandbox::Outcome& o) {
-  std::map<std::string, json> out;
-  for (const auto& e : o.events) {
-    if (e.value("ev", "") == "timing") out[e.value("case", "")] = e;
-  }
-  return out;
-}
-
 /// True when the case named base is among cases and passed: only then is a wrong fresh twin a
 /// result that did not follow its inputs (a twin of a case that was wrong anyway is just wrong).
 bool base_passed(const std::vector<store::CaseResult>& cases, const std::string& base) {
@@ -503,7 +494,6 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (fail->status != Status::StaticReject) return finish(fail->status, fail->detail);
     track_reject = fail;
   }
-  const auto timed_events = timing_events(o);
   const double t_probe = monotonic_seconds();
   timing::ProbeData probe = read_probe(o, env, first_event(o, "static"));
   probe.glue_is_work = task.work == suite::Work::DataMovement;
@@ -575,10 +565,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
       probe_s += monotonic_seconds() - t_analyze;
       if (bad) fault(*bad);
     }
-    if (auto te = timed_events.find(cr.name);
-        te != timed_events.end() && cr.status == status_str(Status::Passed)) {
-      const bool varied = !te->second.value("variants", json::array()).empty();
-      if (auto bad = timing::check_floor(cr, varied, st.peaks)) fault(*bad);
+    if (calls && cr.status == status_str(Status::Passed)) {
+      if (auto bad = timing::check_floor(cr, calls->varied, st.peaks)) fault(*bad);
     }
     if (cr.kernel_share) {
       r.kernel_share = std::min(r.kernel_share.value_or(1.0), *cr.kernel_share);

@@ -131,6 +131,7 @@ TimingEvent parse_timing(const json& e) {
   t.probe_ids = ids(e, "probe_ids");
   t.tampered = strings(e, "tampered");
   t.host_ms = numbers(e, "host_ms");
+  t.varied = !e.value("variants", json::array()).empty();
   return t;
 }
 

@@ -42,6 +42,7 @@ struct TimingEvent {
   std::vector<std::uint64_t> probe_ids;
   std::vector<std::string> tampered;
   std::vector<double> host_ms;
+  bool varied = false;  ///< the calls ran on several value variants (its `variants` list)
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

@@ -30,6 +30,7 @@ struct TimedCalls {
   std::vector<double> ms;                ///< CUDA-event time per call
   std::vector<double> host_ms;           ///< host time per call (its launches, GPU held)
   std::vector<std::uint64_t> probe_ids;  ///< the probe's id of each call
+  bool varied = false;  ///< the calls ran on several value variants, not the same values each
 };
 
 /// A timing fault that fails a case that was right.

@@ -158,6 +158,9 @@ TEST(Events, ValidStreamParses) {
   EXPECT_EQ(p.cases[0].triton_launches, 2);
   ASSERT_EQ(p.timings.size(), 1u);
   EXPECT_TRUE(std::isinf(p.timings[0].ms[1]));
+  EXPECT_FALSE(p.timings[0].varied);  // no variants: timed on the same values every call
+  evs[4]["variants"] = {0, 1, 0, 2};
+  EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).varied);
   ASSERT_TRUE(p.error);
   EXPECT_FALSE(p.error->case_name);
   EXPECT_TRUE(p.done);
