@@ -228,17 +228,13 @@ std::string run_mark(const store::Result& r, const std::map<std::string, MethodE
 
 /// What a method's rows span: "from runs 1, 3" and, when several, the environments.
 std::string provenance_line(const std::string& method, const MethodEnvironments& env) {
-  std::string runs;
-  for (auto id : env.runs) runs += (runs.empty() ? "" : ", ") + std::to_string(id);
   std::string line = fmt::format("{}: newest verdict of each task, from run{} {}", method,
-                                 env.runs.size() == 1 ? "" : "s", runs);
+                                 env.runs.size() == 1 ? "" : "s", fmt::join(env.runs, ", "));
   if (env.fingerprints.size() > 1) {
-    std::string fps;
-    for (const auto& f : env.fingerprints) fps += (fps.empty() ? "" : ", ") + f;
     line += fmt::format(
         "; its rows span {} environments ({}): * marks a task whose verdict came from another "
         "environment than {}",
-        env.fingerprints.size(), fps, env.main_fingerprint);
+        env.fingerprints.size(), fmt::join(env.fingerprints, ", "), env.main_fingerprint);
   }
   return line;
 }

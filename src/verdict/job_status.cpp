@@ -10,13 +10,6 @@ std::string tail(const std::string& s, size_t n) {
   return s.size() > n ? s.substr(s.size() - n) : s;
 }
 
-/// "a, b, c".
-std::string joined(const std::set<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 }  // namespace
 
 std::optional<Failure> protocol_failure(const std::string& problem) {
@@ -72,7 +65,7 @@ Failure process_failure(const ProcessEnd& p) {
 Failure job_wide_failure(const JobWide& job) {
   if (!job.tampered.empty()) {
     return {Status::TimerTampered,
-            "the candidate changed " + joined(job.tampered) +
+            fmt::format("the candidate changed {}", fmt::join(job.tampered, ", ")) +
                 " (timings come from the probe and the worker's own references, and "
                 "persisting L2 is put back before each call; the job fails all the same)"};
   }
