@@ -6,6 +6,7 @@ without huge pages (the job folder's size-capped tmpfs).
     python3 bench/spawn_cost.py
 """
 
+import ast
 import ctypes
 import os
 import statistics
@@ -40,7 +41,7 @@ def in_child(fn):
     while chunk := os.read(r, 65536):
         data += chunk
     os.waitpid(pid, 0)
-    return eval(data.decode())
+    return ast.literal_eval(data.decode())
 
 
 def unshare_cost(name):
