@@ -90,6 +90,25 @@ TEST(TensorFileSafety, TruncatedAfterOpenGivesAnErrorNotSigbus) {
   }
 }
 
+TEST(TensorFileSafety, ALargeFileIsReadWholeInPartsAndItsTruncationIsCaught) {
+  // 96 MiB: read by several threads, one part each (verdict/tensor_file.cpp)
+  test::TempDir dir;
+  const auto path = dir.path() / "case.cand.kbt";
+  std::vector<float> values(24u << 20);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 9973) - 17.5f;
+  verdict::write_tensor_file(path, {f32("out", values)});
+  const auto read = verdict::read_tensor_file(path);
+  EXPECT_TRUE(
+      read.tensors.at(0).bitwise_equal(verdict::read_reference_tensor_file(path).tensors[0]));
+  EXPECT_EQ(std::memcmp(read.tensors.at(0).data(), values.data(), values.size() * 4), 0);
+  try {
+    verdict::read_tensor_file(path, [&] { fs::resize_file(path, fs::file_size(path) / 2); });
+    ADD_FAILURE() << "a large file truncated while read was accepted";
+  } catch (const verdict::BadTensorFile& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated while being read"), std::string::npos);
+  }
+}
+
 TEST(TensorFileSafety, HeaderLargerThanFileIsAnError) {
   test::TempDir dir;
   const auto path = dir.path() / "x.kbt";
