@@ -32,7 +32,7 @@ def _evaluate(kbx, tmp_path, name, track):
     db = tmp_path / f"{name}.db"
     proc = kbx("eval", "--method", name, "--candidates", str(folder), "--device", "cpu",
                "--track", track, "--db", str(db), "--tasks", "Activation/gelu",
-               "--timeout", "60", "--work", str(tmp_path / "work"))
+               "--timeout", "30", "--work", str(tmp_path / "work"))
     res = kbx("results", "--db", str(db), "--format", "json")
     rows = json.loads(res.stdout)["results"] if res.returncode == 0 else []
     return proc, rows
