@@ -4,6 +4,8 @@
 # torch.compile of each reference is slow the first time on a machine (it is cached per
 # machine, not across sessions), so give each call a few categories:
 #   OUT=/dir CATEGORIES=Activation,Reduce,Loss bash bench/expert_gpu.sh
+# BASELINES=eager skips torch.compile; START_DB=file goes on from an earlier call's database
+# (with SKIP_CALIBRATE=1 its calibration is used, and its compile baselines are not timed again).
 # Expects the kbx binary and probe library carried in .carry/ (bench/README.md), else build/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +17,9 @@ export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-work-expert}
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 DB=$OUT/expert.db
+# START_DB: a database to go on from (its calibration and cached torch.compile baselines are kept).
+if [ -n "${START_DB:-}" ]; then cp "$START_DB" "$DB"; fi
+BASELINES=${BASELINES:-eager,compile}
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 if [ "${SKIP_CALIBRATE:-0}" != 1 ]; then
@@ -26,7 +31,7 @@ IFS=, read -ra cats <<< "$CATEGORIES"
 for cat in "${cats[@]}"; do
   log "experts of $cat, with the eager and torch.compile baselines"
   timeout --signal=KILL "${RUN_TIMEOUT:-900}" "$KBX" eval --method expert --candidates solutions/expert \
-    --device cuda --category "$cat" --baselines eager,compile --db "$DB" \
+    --device cuda --category "$cat" --baselines "$BASELINES" --db "$DB" \
     > "$OUT/eval-$cat.log" 2>&1
   echo "   (exit $?)"
   grep "^eval" "$OUT/eval-$cat.log" | grep -v " passed " || true

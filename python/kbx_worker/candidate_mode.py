@@ -205,7 +205,10 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
     The timing event names the variant of every call (`variants`; the twin is 1)."""
     t_time = time.perf_counter()
     variants = None
-    if twin is not None:
+    # A twin whose call differs in a value that is not a tensor (a scalar drawn from the seed, as
+    # logspace's bounds are) cannot be given by writing its tensors into this call: it is judged
+    # on its own call after timing.
+    if twin is not None and twin.get("call") == case.get("call"):
         original, _ = inputs.get(case)  # the values as generated: the call may have updated them
         fresh, fresh_from = inputs.get(twin)
         try:  # tensors that cannot take the values in place (expanded views): judge it apart
@@ -246,6 +249,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
     if twin is None:
         return True
     if variants is None or "result" not in judged:
+        fresh, fresh_from = inputs.get(twin)
         args2, kwargs2 = decode_call(twin["call"], fresh)
         pristine = {k: v.detach().clone() for k, v in fresh.items()}
         return _judged_call(entry, twin, fresh, args2, kwargs2, pristine, counter, device, channel,

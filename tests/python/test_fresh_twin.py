@@ -24,10 +24,16 @@ REFERENCE = textwrap.dedent('''
 ''')
 
 
-def _reference(tmp_path):
+# The scalar argument is drawn from the seed too (as logspace's start and end are): the twin's
+# call differs from the timed one in a value that is not a tensor.
+REFERENCE_DRAWN_SCALAR = REFERENCE.replace(
+    "((c.randn(64), 3.0), {})", "((c.randn(64), round(c.uniform((), low=1, high=9).item(), 3)), {})")
+
+
+def _reference(tmp_path, text=REFERENCE):
     task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(REFERENCE)
+    task.mkdir(parents=True)
+    (task / "reference.py").write_text(text)
     out = tmp_path / "ref"
     events = Events()
     reference_mode.run({"device": "cpu", "jobs": [{
@@ -48,8 +54,8 @@ def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):
     assert (out / "perf_one__fresh.ref.kbt").exists() and (out / "perf_one__fresh.shadow.kbt").exists()
 
 
-def _time_twin(tmp_path, entry, extra_tensor=False):
-    task, out, cases = _reference(tmp_path)
+def _time_twin(tmp_path, entry, extra_tensor=False, text=REFERENCE):
+    task, out, cases = _reference(tmp_path, text)
     job = tmp_path / "job"
     job.mkdir()
 
@@ -98,4 +104,13 @@ def test_a_cached_result_comes_back_stale(tmp_path):
 
 def test_tensors_that_cannot_take_the_values_get_the_twin_judged_apart(tmp_path):
     got, want = _time_twin(tmp_path, lambda x, factor: x * factor, extra_tensor=True)
+    assert torch.equal(got, want)
+
+
+def test_a_twin_whose_scalars_differ_is_judged_on_its_own_call(tmp_path):
+    # Writing the twin's tensors into the timed call cannot give it the twin's scalar: the
+    # honest result would then be judged against the wrong reference (a false stale_result).
+    _, _, cases = _reference(tmp_path / "probe", REFERENCE_DRAWN_SCALAR)
+    assert cases["perf_one"]["call"]["args"][1] != cases["perf_one__fresh"]["call"]["args"][1]
+    got, want = _time_twin(tmp_path, lambda x, factor: x * factor, text=REFERENCE_DRAWN_SCALAR)
     assert torch.equal(got, want)

@@ -60,10 +60,29 @@ def cases():
     ]
 
 
+def _elements_read(t, picked):
+    """How many elements of t (broadcast to picked's shape) a kernel must read: those that some
+    picked output position takes."""
+    pad = picked.dim() - t.dim()
+    dims = tuple(i for i in range(picked.dim())
+                 if i < pad or (t.shape[i - pad] == 1 and picked.shape[i] != 1))
+    needed = picked.to(torch.uint8)
+    if dims:
+        needed = needed.amax(dim=dims)
+    return int(needed.sum())
+
+
 def cost(input, target_sizes, cond, other):
-    shape = torch.broadcast_shapes(tuple(input.expand(*target_sizes).shape), cond.shape, other.shape)
+    x = input.expand(*target_sizes)
+    shape = torch.broadcast_shapes(tuple(x.shape), cond.shape, other.shape)
     n = 1
     for s in shape:
         n *= s
     es = other.element_size()
-    return {"flops": n, "bytes": input.numel() * es + cond.numel() + other.numel() * es + n * es}
+    if n == 0:
+        return {"flops": 0, "bytes": 0}
+    # The least a kernel must move: cond, the input elements taken where it holds, the other
+    # elements taken where it does not (a kernel may skip loading the rest), the output.
+    take = cond.broadcast_to(shape)
+    read = _elements_read(input, take) * es + _elements_read(other, ~take) * es
+    return {"flops": n, "bytes": cond.numel() + read + n * es}

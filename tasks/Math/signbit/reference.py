@@ -30,14 +30,25 @@ def _neg_nan(c, n, dtype):
 
 
 def _signed_specials(c, dtype):
-    """special() values plus a NaN with its sign bit set."""
+    """special() values plus a NaN with its sign bit set (not for float16: see _neg_nan_ok)."""
+    if not _neg_nan_ok(dtype):
+        return c.special(dtype)
     return torch.cat([c.special(dtype), _neg_nan(c, 1, dtype)])
+
+
+def _neg_nan_ok(dtype):
+    """PyTorch's CUDA signbit of a float16 NaN with the sign bit set is not its sign bit (on the
+    H200 with torch 2.11 it gave False in one case of 19 values and True in another), so float16
+    cases hold no such NaN: a kernel that reads the bit must not be judged on that disagreement."""
+    return dtype != torch.float16
 
 
 def _zeros_and_nans(c, n, dtype=torch.float32):
     """Mostly signed zeros and NaNs of both signs, the values where signbit differs from x < 0."""
     pick = c.randint(0, 6, n)
     vals = torch.tensor([0.0, -0.0, float("nan"), 1.0, -1.0, 0.0], dtype=dtype, device=c.device)
+    if not _neg_nan_ok(dtype):
+        return vals[pick]
     return torch.where(pick == 5, _neg_nan(c, n, dtype), vals[pick])
 
 
