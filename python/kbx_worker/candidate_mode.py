@@ -178,6 +178,19 @@ def _snapshot(result, tensors):
     return copy(result), named
 
 
+class SlotWait:
+    """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
+    edge and small cases run beside other jobs, the full-size ones and the timed loops alone."""
+
+    def __init__(self, channel, wanted):
+        self.channel, self.wanted, self.held = channel, wanted, False
+
+    def take(self):
+        if self.wanted and not self.held:
+            self.channel.wait_for_slot()
+            self.held = True
+
+
 def _decoys(inputs, twin, count):
     """More values of the case's shapes from the task's generator (seeds derived from the twin's
     run-time seed), timed but not judged: a cache keyed on input values needs an entry for each.
@@ -307,9 +320,12 @@ def run(request, channel):
                  and not static_reject)
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
+    slot = SlotWait(channel, bool(request.get("gpu_slot")))
     for case in request["cases"]:
         if case.get("fresh_of") and will_time:
             continue  # runs right after its base case is timed
+        if case["tier"] in ("full", "fresh"):
+            slot.take()
         t_read = time.perf_counter()
         tensors, inputs_from = inputs.get(case)
         read_s = time.perf_counter() - t_read
@@ -323,6 +339,7 @@ def run(request, channel):
         if case["tier"] == "full":
             timed.append((case, args, kwargs, tensors))
     if will_time and timed:
+        slot.take()
         timer = CudaTimer(device, **request.get("timer", {}))
         for case, args, kwargs, tensors in timed:
             if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,

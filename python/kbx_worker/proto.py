@@ -38,7 +38,16 @@ class Channel:
         self._out = os.fdopen(hidden_out, "w", encoding="utf-8", buffering=1)
 
     def read_request(self):
-        return json.loads(self._in.read())
+        # One line: with a GPU timing slot the pipe stays open for the slot's "go" (wait_for_slot).
+        return json.loads(self._in.readline())
+
+    def wait_for_slot(self):
+        """Asks the supervisor for the GPU's timing slot and waits until it is this job's: only
+        then may full-size cases and timed loops run (no other job's heavy GPU work overlaps).
+        Exits when the supervisor closes the pipe instead."""
+        self.send("slot_wanted")
+        if self._in.readline().strip() != "go":
+            raise SystemExit(3)
 
     def send(self, ev, **fields):
         fields["ev"] = ev

@@ -8,6 +8,8 @@
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -15,6 +17,7 @@
 #include "revision.h"
 #include "sandbox/process.h"
 #include "sched/eval.h"
+#include "sched/gpu_slot.h"
 #include "sched/suite_check.h"
 #include "sched/worker.h"
 #include "store/calibration.h"
@@ -167,6 +170,10 @@ sandbox::Outcome run_calibrate_worker(const std::string& device, const std::stri
   env.work_dir = fs::temp_directory_path() / fmt::format("kbx-calibrate-{}", getpid());
   std::fprintf(stderr, "kbx: calibrate: device %s, using %s (chosen by %s)\n", device.c_str(),
                env.python.path.c_str(), env.python.chosen.c_str());
+  std::optional<sched::GpuSlot> slot;  // its timed loops, alone on the GPU as any timing is
+  if (device == "cuda") slot.emplace(sched::visible_devices());
+  std::optional<sched::SlotHold> hold;
+  if (slot) hold.emplace(*slot);
   auto o = sched::run_worker(env, {{"mode", "calibrate"}, {"device", device}},
                              env.work_dir / "worker", calibrate_progress);
   fs::remove_all(env.work_dir);
@@ -309,7 +316,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"triton", "any"}))
       ->capture_default_str();
   eval->add_option("--db", ev.db, "results database")->capture_default_str();
-  eval->add_option("--jobs", ev.jobs, "candidates evaluated at once")->capture_default_str();
+  eval->add_option("--jobs", ev.jobs,
+                   "candidates evaluated at once (default: on cuda half the cores, at most 8, "
+                   "their full-size cases and timed loops one at a time on the GPU; on cpu every "
+                   "core)");
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
   eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
   eval->add_option("--seed", seed_text,
@@ -420,6 +430,9 @@ int main(int argc, char** argv) {
         if (t != "edge" && t != "small" && t != "full") throw Error("--tiers: unknown tier " + t);
       }
       if (!seed_text.empty()) ev.seed = std::stoull(seed_text);
+      if (ev.jobs < 0) throw Error("--jobs: must be at least 1");
+      if (ev.jobs == 0)
+        ev.jobs = sched::default_jobs(ev.device, std::thread::hardware_concurrency());
       return sched::run_eval(ev);
     }
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);

@@ -218,6 +218,40 @@ Launcher& direct_launcher() {
   return launcher;
 }
 
+namespace {
+
+/// Where a job stands with its GPU slot (Spawn::slot).
+struct SlotState {
+  double wanted_at = -1;  ///< seconds after the spawn when the worker asked; -1: not yet
+  size_t events_seen = 0;
+  bool held = false;
+};
+
+/// Notes the worker's first "slot_wanted" among the events that came since the last call.
+void note_slot_wanted(const Outcome& out, SlotState& st, double t0) {
+  for (; st.events_seen < out.events.size(); ++st.events_seen) {
+    if (st.wanted_at < 0 && out.events[st.events_seen].value("ev", "") == "slot_wanted") {
+      st.wanted_at = monotonic_seconds() - t0;
+    }
+  }
+}
+
+/// Gives the slot to a worker that asked for it once it is free: "go" on its request pipe.
+/// Returns the seconds it waited when it was granted now (added to its time limit), else 0.
+double grant_slot(ExclusiveSlot& slot, SlotState& st, Outcome& out, int request_fd, double t0) {
+  if (st.wanted_at < 0 || st.held || !slot.try_acquire()) return 0;
+  st.held = true;
+  out.slot_granted_after = static_cast<int>(out.events.size());
+  out.slot_wait_seconds = monotonic_seconds() - t0 - st.wanted_at;
+  static const char kGo[] = "go\n";
+  // The worker has read its whole request before asking, so the pipe has room for 3 bytes; a
+  // worker that closed its end gets nothing and ends without the slot's work.
+  [[maybe_unused]] const ssize_t n = write(request_fd, kGo, sizeof kGo - 1);
+  return out.slot_wait_seconds;
+}
+
+}  // namespace
+
 Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>& on_event,
             Launcher& launcher) {
   Outcome out;
@@ -253,7 +287,10 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   fcntl(req.write, F_SETFL, O_NONBLOCK);
   size_t request_sent = 0;
   int request_fd = req.write;
+  if (s.slot) s.request += '\n';  // one line; fd 3 stays open for the slot's "go"
   if (s.request.empty()) close(request_fd), request_fd = -1;
+  bool request_done = request_fd < 0;
+  SlotState slot_state;
 
   Capture cap_out(s.limits.keep_output_bytes), cap_err(s.limits.keep_output_bytes);
   std::string ev_buffer;
@@ -269,8 +306,14 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       out.exited_seconds = monotonic_seconds() - t0;
       kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
     }
+    if (s.slot && !exited && request_fd >= 0) {
+      s.limits.wall_seconds += grant_slot(*s.slot, slot_state, out, request_fd, t0);
+    }
     const double elapsed = monotonic_seconds() - t0;
-    if (!exited && elapsed > s.limits.wall_seconds) {
+    const double waiting = slot_state.wanted_at >= 0 && !slot_state.held
+                               ? elapsed - slot_state.wanted_at
+                               : 0;  // for the slot: not the worker's time either
+    if (!exited && elapsed - waiting > s.limits.wall_seconds) {
       kill_worker(pid, out.init_pid);
       timed_out = true;
     }
@@ -278,7 +321,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     for (int fd : open_fds) {
       if (fd >= 0) fds.push_back({fd, POLLIN, 0});
     }
-    if (request_fd >= 0) fds.push_back({request_fd, POLLOUT, 0});
+    if (request_fd >= 0 && !request_done) fds.push_back({request_fd, POLLOUT, 0});
     if (fds.empty() && exited) break;
     if (fds.empty()) {
       status = launcher.reap(pid);
@@ -286,7 +329,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       out.exited_seconds = monotonic_seconds() - t0;
       continue;
     }
-    int ready = poll(fds.data(), fds.size(), exited ? 200 : 100);
+    const bool waiting_for_slot = slot_state.wanted_at >= 0 && !slot_state.held;
+    int ready = poll(fds.data(), fds.size(), exited ? 200 : waiting_for_slot ? 5 : 100);
     if (ready < 0 && errno != EINTR) break;
     if (ready == 0 && exited) break;  // the process is gone; what is left unread is lost
     for (const auto& p : fds) {
@@ -296,7 +340,10 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
             write(request_fd, s.request.data() + request_sent, s.request.size() - request_sent);
         if (n > 0) request_sent += static_cast<size_t>(n);
         if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
-        if (request_sent >= s.request.size()) close(request_fd), request_fd = -1;
+        if (request_sent >= s.request.size()) {
+          request_done = true;
+          if (!s.slot) close(request_fd), request_fd = -1;
+        }
         continue;
       }
       if (init && p.fd == init->read) {
@@ -320,6 +367,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
+        if (s.slot) note_slot_wanted(out, slot_state, t0);
       } else if (probe && p.fd == probe->read) {
         const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
         const size_t keep = std::min(room, static_cast<size_t>(n));
@@ -338,6 +386,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   if (request_fd >= 0) close(request_fd);
   if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
   kill_worker(pid, out.init_pid);
+  if (slot_state.held) s.slot->release();  // only now: no process of the job is left
   ev_buffer += '\n';
   parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
   out.wall_seconds = monotonic_seconds() - t0;

@@ -18,6 +18,17 @@ struct Limits {
   size_t keep_output_bytes = 16384;            ///< head and tail kept of stdout and stderr each
 };
 
+/// The right to run a job's heavy GPU work (its full-size cases and its timed loops) with no
+/// other job's heavy work on the same GPU. A worker asks for it with a "slot_wanted" event and
+/// holds it until it has ended: it cannot hand it back early.
+class ExclusiveSlot {
+ public:
+  virtual ~ExclusiveSlot() = default;
+  /// True once this job holds the slot; false while another holds it (asked again later).
+  virtual bool try_acquire() = 0;
+  virtual void release() = 0;
+};
+
 /// A process to start: argv[0] is an absolute path; env is the whole environment it gets.
 struct Spawn {
   std::vector<std::string> argv;
@@ -33,6 +44,10 @@ struct Spawn {
   /// which it reports the host pid of its namespace's init, which the supervisor kills at the
   /// end of the job (and with it every process in the namespace).
   nlohmann::json confine;
+  /// With a slot, the request is sent as one line and fd 3 stays open: when the worker sends
+  /// "slot_wanted", the line "go" follows on fd 3 once the slot is this job's. The time spent
+  /// waiting for it does not count against limits.wall_seconds.
+  ExclusiveSlot* slot = nullptr;
 };
 
 /// The descriptor on which a confined child reports its namespace init's pid.
@@ -58,6 +73,9 @@ struct Outcome {
   std::string protocol_error;          ///< a malformed event line, if any
   std::string probe_bytes;             ///< what the child wrote to fd 5 (Spawn::probe_pipe)
   bool probe_truncated = false;        ///< more than kMaxProbeBytes came; the rest was dropped
+  /// How many events had come when the worker was given the slot (Spawn::slot); -1: never.
+  int slot_granted_after = -1;
+  double slot_wait_seconds = 0;  ///< from "slot_wanted" to the grant
 
   /// "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s", ...
   std::string describe() const;

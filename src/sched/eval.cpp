@@ -198,7 +198,14 @@ bool decide_confinement(const EvalOptions& o, bool private_mounts) {
   return false;
 }
 
-int run_eval(const EvalOptions& o) {
+int default_jobs(const std::string& device, unsigned cores) {
+  const int n = static_cast<int>(std::max(1u, cores));
+  return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
+}
+
+int run_eval(const EvalOptions& options) {
+  EvalOptions o = options;
+  if (o.jobs <= 0) o.jobs = default_jobs(o.device, std::thread::hardware_concurrency());
   // First, before any thread exists: kbx's own mount namespace, where job folders are mounted.
   const bool private_mounts = sandbox::enter_private_mount_namespace();
   if (o.device != "cpu" && o.device != "cuda") throw Error("--device must be cpu or cuda");

@@ -19,7 +19,7 @@ struct EvalOptions {
   std::filesystem::path suite_root;
   std::filesystem::path work_root;  ///< scratch space for tensor files
   std::string python;
-  int jobs = 1;
+  int jobs = 0;        ///< candidates at once; 0: default_jobs(device)
   bool fresh = false;  ///< start a new run even if the same command ran before
   std::optional<std::uint64_t> seed;
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
@@ -36,6 +36,11 @@ struct EvalOptions {
 
 /// Exit code of `kbx eval` when another kbx eval holds the database (store::WriterLock).
 inline constexpr int kExitBusy = 4;
+
+/// Candidates evaluated at once when --jobs is not given: on the GPU half the cores (at most 8;
+/// their full-size cases and timed loops take turns on the GPU's timing slot, so more jobs only
+/// overlap imports, compiles and small cases), on the CPU every core.
+int default_jobs(const std::string& device, unsigned cores);
 
 /// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict, 2 when some
 /// job met a harness fault (stored as harness_error, run again by the next kbx eval),

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "kbx/probe_records.h"
 #include "sched/events.h"
+#include "sched/gpu_slot.h"
 #include "timing/case_timing.h"
 #include "timing/stats.h"
 #include "verdict/case_judge.h"
@@ -476,16 +477,28 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   // The order of value variants in the timed loops, chosen here at run time (issue 20).
   request["timing_seed"] =
       (st.seed ^ (static_cast<std::uint64_t>(cand.id) * 0x9E3779B97F4A7C15ULL)) & 0xFFFFFFFFFFFFULL;
+  // On the GPU, full-size cases and timed loops wait for the GPU's timing slot (issue 14).
+  std::optional<GpuSlot> slot;
+  if (env.device == "cuda") {
+    slot.emplace(visible_devices());
+    request["gpu_slot"] = true;
+  }
   const double t_spawn = monotonic_seconds();
   EarlyComparer comparer(ref, job_dir, task, env.device);
-  sandbox::Outcome o =
-      run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid}, comparer.handler());
+  sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
+                                            comparer.handler(), slot ? &*slot : nullptr);
   const EarlyComparisons& early = comparer.finish();
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);
   if (auto fail = verdict::protocol_failure(w.protocol_problem)) {
     return finish(fail->status, fail->detail);
+  }
+  if (slot) {
+    if (auto fail =
+            verdict::timed_without_slot(first_event_index(o, "timing"), o.slot_granted_after)) {
+      return finish(fail->status, fail->detail);
+    }
   }
   // A static reject under --track triton: the worker still ran the cases (untimed), so the
   // levels can say whether the values were right (how the job fares under --track any).

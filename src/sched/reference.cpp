@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "common/util.h"
 #include "kbx/probe_records.h"
+#include "sched/gpu_slot.h"
 #include "timing/probe_timing.h"
 
 namespace kbx::sched {
@@ -122,7 +124,14 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
     }
   };
   const fs::path job_dir = env.work_dir / "trusted" / "reference-worker";
+  // Reference runs on the GPU (full-size cases, eager and compiled timing) hold the GPU's timing
+  // slot throughout, as a candidate's timed loops do.
+  std::optional<GpuSlot> slot;
+  if (env.device == "cuda") slot.emplace(visible_devices());
+  std::optional<SlotHold> hold;
+  if (slot) hold.emplace(*slot);
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
+  hold.reset();
   const bool finished = !first_event(o, "done").is_null();
   if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);
   for (const auto& job : pending) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "common/error.h"
@@ -208,8 +209,10 @@ sandbox::ConfinePlan candidate_plan(const WorkerEnv& env, const CandidateView& v
 
 sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json& request,
                                       const CandidateView& view,
-                                      const std::function<void(const nlohmann::json&)>& on_event) {
+                                      const std::function<void(const nlohmann::json&)>& on_event,
+                                      sandbox::ExclusiveSlot* slot) {
   sandbox::Spawn spawn;
+  spawn.slot = slot;
   spawn.env = worker_environment(env, view.job_dir);
   spawn.cwd = view.job_dir;
   spawn.request = request.dump();
@@ -257,6 +260,22 @@ nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {
     if (e.value("ev", "") == name) return e;
   }
   return nullptr;
+}
+
+}  // namespace kbx::sched
+
+namespace kbx::sched {
+
+int first_event_index(const sandbox::Outcome& o, const std::string& name) {
+  for (size_t i = 0; i < o.events.size(); ++i) {
+    if (o.events[i].value("ev", "") == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string visible_devices() {
+  const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+  return env ? env : "";
 }
 
 }  // namespace kbx::sched

@@ -68,15 +68,23 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const std::function<void(const nlohmann::json&)>& on_event = {});
 
 /// Runs a candidate worker with a request: confined to view when env.confine, else in a new
-/// network namespace as the invoking user.
+/// network namespace as the invoking user. With a slot, its full-size cases and timed loops
+/// wait for the GPU's timing slot (sandbox::Spawn::slot).
 sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json& request,
                                       const CandidateView& view,
-                                      const std::function<void(const nlohmann::json&)>& on_event);
+                                      const std::function<void(const nlohmann::json&)>& on_event,
+                                      sandbox::ExclusiveSlot* slot = nullptr);
 
 /// The probe records a worker wrote to its fd 5. False (with *error) when the stream is invalid;
 /// a stream cut at Outcome's size bound still counts as valid, with the records it holds.
 bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* records,
                    std::string* error);
+
+/// The index of the worker's first event of that name; -1 when none came.
+int first_event_index(const sandbox::Outcome& o, const std::string& name);
+
+/// This process's CUDA_VISIBLE_DEVICES ("" when unset): the GPU its workers run on.
+std::string visible_devices();
 
 /// The first event named `name` in an outcome, or null json.
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name);

@@ -17,6 +17,14 @@ std::optional<Failure> protocol_failure(const std::string& problem) {
   return Failure{Status::Crash, "protocol error in the worker's events: " + problem};
 }
 
+std::optional<Failure> timed_without_slot(int first_timing, int granted_after) {
+  if (first_timing < 0) return std::nullopt;
+  if (granted_after >= 0 && first_timing >= granted_after) return std::nullopt;
+  return Failure{Status::TimerTampered,
+                 "the worker timed its calls before it was given the GPU's timing slot (its "
+                 "times may overlap another job's GPU work)"};
+}
+
 std::optional<Failure> static_failure(const std::optional<StaticEvent>& facts,
                                       const std::string& entry, const std::string& track) {
   if (!facts) return std::nullopt;

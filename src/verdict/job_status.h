@@ -22,6 +22,13 @@ struct Failure {
 /// nullopt when `problem` is empty.
 std::optional<Failure> protocol_failure(const std::string& problem);
 
+/// On the GPU a job's timed loops run only once it holds the GPU's timing slot (issue 14): a
+/// "timing" event that came before the grant (first_timing: its index among the job's events,
+/// -1 when none came; granted_after: how many events had come at the grant, -1 when never)
+/// means the worker's code skipped the wait, and its times may overlap another job's
+/// (TimerTampered). nullopt when the timings came after the grant.
+std::optional<Failure> timed_without_slot(int first_timing, int granted_after);
+
 /// What the source alone decides, before any of its code runs: a syntax error, no `entry`
 /// function at module level, or under track "triton" no @triton.jit kernel (StaticReject: the
 /// job fails, but its cases still run, untimed, for the levels). nullopt when the source passes

@@ -1,0 +1,53 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "sandbox/process.h"
+
+namespace kbx::sched {
+
+/// The timing slot of one GPU, shared by every job of every kbx process on this machine: at
+/// most one holder at a time runs full-size cases and timed loops there (issue 14). A job's
+/// worker holds it through sandbox::Spawn::slot; references and calibration take it whole.
+class GpuSlot : public sandbox::ExclusiveSlot {
+ public:
+  /// The slot of the GPU that CUDA_VISIBLE_DEVICES (as given, or its first entry) names.
+  explicit GpuSlot(const std::string& visible_devices);
+  ~GpuSlot() override;
+  GpuSlot(const GpuSlot&) = delete;
+  GpuSlot& operator=(const GpuSlot&) = delete;
+
+  bool try_acquire() override;
+  void release() override;
+  /// Waits until the slot is free, then holds it.
+  void acquire();
+  bool held() const { return held_; }
+  const std::filesystem::path& lock_path() const { return path_; }
+
+ private:
+  bool lock(bool wait);
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool held_ = false;
+};
+
+/// Where the slots' lock files live: $KBX_SLOT_DIR, else /tmp/kbx-gpu-slots.
+std::filesystem::path slot_dir();
+
+/// The GPU a worker with this CUDA_VISIBLE_DEVICES value runs on, as a lock file name part:
+/// its first entry ("0" when unset or empty).
+std::string slot_key(const std::string& visible_devices);
+
+/// Holds a GpuSlot for a scope (references, calibration): waits for it on construction.
+class SlotHold {
+ public:
+  explicit SlotHold(GpuSlot& slot) : slot_(slot) { slot_.acquire(); }
+  ~SlotHold() { slot_.release(); }
+  SlotHold(const SlotHold&) = delete;
+  SlotHold& operator=(const SlotHold&) = delete;
+
+ private:
+  GpuSlot& slot_;
+};
+
+}  // namespace kbx::sched

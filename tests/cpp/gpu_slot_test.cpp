@@ -1,0 +1,130 @@
+// The GPU's timing slot (issue 14): one holder at a time across threads and processes, handed to
+// a worker only when it asks and held until it has ended, its wait not counted as its time.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "sandbox/process.h"
+#include "sched/eval.h"
+#include "sched/gpu_slot.h"
+#include "verdict/job_status.h"
+
+namespace kbx {
+namespace {
+namespace fs = std::filesystem;
+
+class GpuSlotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kbx-slot-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    ::setenv("KBX_SLOT_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("KBX_SLOT_DIR");
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+sandbox::Spawn slot_worker(sandbox::ExclusiveSlot* slot, double timeout = 20) {
+  // Reads its request line, asks for the slot, waits for "go", then works 0.3 s with it.
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo \"{\\\"ev\\\":\\\"work\\\",\\\"go\\\":\\\"$go\\\",\\\"start\\\":$(date +%s.%N)}\" >&4; "
+            "sleep 0.3; echo \"{\\\"ev\\\":\\\"done\\\",\\\"end\\\":$(date +%s.%N)}\" >&4"};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = timeout;
+  s.request = "{}";
+  s.slot = slot;
+  return s;
+}
+
+TEST_F(GpuSlotTest, OneHolderAtATime) {
+  sched::GpuSlot a("0"), b("0"), other_gpu("1");
+  EXPECT_TRUE(a.try_acquire());
+  EXPECT_FALSE(b.try_acquire());
+  EXPECT_TRUE(other_gpu.try_acquire());
+  a.release();
+  EXPECT_TRUE(b.try_acquire());
+  EXPECT_EQ(a.lock_path().parent_path(), dir_);
+}
+
+TEST_F(GpuSlotTest, KeyIsTheFirstVisibleDevice) {
+  EXPECT_EQ(sched::slot_key(""), "0");
+  EXPECT_EQ(sched::slot_key("2,3"), "2");
+  EXPECT_EQ(sched::slot_key("GPU-8a1b/../x"), "GPU-8a1bx");
+}
+
+TEST_F(GpuSlotTest, WorkersHoldingTheSlotNeverOverlap) {
+  sched::GpuSlot slot1("0"), slot2("0");
+  sandbox::Outcome o1, o2;
+  std::thread t1([&] { o1 = sandbox::run(slot_worker(&slot1)); });
+  std::thread t2([&] { o2 = sandbox::run(slot_worker(&slot2)); });
+  t1.join();
+  t2.join();
+  for (const auto* o : {&o1, &o2}) {
+    ASSERT_EQ(o->events.size(), 3u) << o->stderr_kept;
+    EXPECT_EQ(o->events[1]["go"], "go");
+    EXPECT_EQ(o->slot_granted_after, 1);  // after its "slot_wanted"
+  }
+  const double s1 = o1.events[1]["start"], e1 = o1.events[2]["end"];
+  const double s2 = o2.events[1]["start"], e2 = o2.events[2]["end"];
+  EXPECT_TRUE(e1 <= s2 || e2 <= s1) << s1 << ".." << e1 << " and " << s2 << ".." << e2;
+  EXPECT_GT(o1.slot_wait_seconds + o2.slot_wait_seconds, 0.25);  // one waited for the other
+  EXPECT_FALSE(slot1.held());
+  EXPECT_FALSE(slot2.held());
+}
+
+TEST_F(GpuSlotTest, TheWaitIsNotTheWorkersTime) {
+  sched::GpuSlot holder("0"), slot("0");
+  holder.acquire();
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    holder.release();
+  });
+  // 1 s of its own: the 1.5 s it waits for the slot must not time it out.
+  auto o = sandbox::run(slot_worker(&slot, 1.0));
+  release.join();
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
+  ASSERT_EQ(o.events.size(), 3u);
+  EXPECT_GT(o.slot_wait_seconds, 1.0);
+}
+
+TEST_F(GpuSlotTest, AWorkerThatNeverAsksNeverHoldsIt) {
+  sched::GpuSlot slot("0"), probe("0");
+  auto s = slot_worker(&slot);
+  s.argv = {"/bin/sh", "-c", "read req <&3; echo '{\"ev\":\"timing\"}' >&4"};
+  auto o = sandbox::run(s);
+  EXPECT_EQ(o.slot_granted_after, -1);
+  EXPECT_TRUE(probe.try_acquire());
+  // ... and its timings are not trusted.
+  auto fail = verdict::timed_without_slot(0, o.slot_granted_after);
+  ASSERT_TRUE(fail);
+  EXPECT_EQ(fail->status, verdict::Status::TimerTampered);
+}
+
+TEST(TimedWithoutSlot, OnlyTimingsAfterTheGrantAreTrusted) {
+  EXPECT_FALSE(verdict::timed_without_slot(-1, -1));  // nothing timed
+  EXPECT_FALSE(verdict::timed_without_slot(5, 3));    // timed after the grant
+  EXPECT_FALSE(verdict::timed_without_slot(3, 3));
+  EXPECT_TRUE(verdict::timed_without_slot(2, 3));  // before it
+  EXPECT_TRUE(verdict::timed_without_slot(2, -1));  // never granted
+}
+
+TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
+  EXPECT_EQ(sched::default_jobs("cuda", 16), 8);
+  EXPECT_EQ(sched::default_jobs("cuda", 64), 8);
+  EXPECT_EQ(sched::default_jobs("cuda", 2), 1);
+  EXPECT_EQ(sched::default_jobs("cuda", 0), 1);
+  EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
+}
+
+}  // namespace
+}  // namespace kbx
