@@ -6,13 +6,21 @@ _BLOCK = 4096  # elements per program
 
 
 @triton.jit
-def _leaky_relu_kernel(x_ptr, y_ptr, n, slope, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _leaky_relu_block(x_ptr, y_ptr, slope, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # NaN > 0 is false and NaN * slope stays NaN; -inf * slope keeps its sign for slope > 0.
     y = tl.where(x > 0, x, x * slope)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _leaky_relu_kernel(x_ptr, y_ptr, n, slope, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _leaky_relu_block(x_ptr, y_ptr, slope, offs, None)
+    else:  # the last, partial block
+        _leaky_relu_block(x_ptr, y_ptr, slope, offs, offs < n)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -22,14 +22,22 @@ def _expm1(x):
 
 
 @triton.jit
-def _selu_kernel(x_ptr, y_ptr, n, SCALE: tl.constexpr, SCALE_ALPHA: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _selu_block(x_ptr, y_ptr, SCALE: tl.constexpr, SCALE_ALPHA: tl.constexpr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # x > 0: scale * x (+inf stays +inf); otherwise scale*alpha*expm1(x): -inf -> -scale*alpha,
     # NaN falls through to expm1(NaN) = NaN, tiny negative x keeps its digits.
     y = tl.where(x > 0, x * SCALE, _expm1(x) * SCALE_ALPHA)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _selu_kernel(x_ptr, y_ptr, n, SCALE: tl.constexpr, SCALE_ALPHA: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _selu_block(x_ptr, y_ptr, SCALE, SCALE_ALPHA, offs, None)
+    else:  # the last, partial block
+        _selu_block(x_ptr, y_ptr, SCALE, SCALE_ALPHA, offs, offs < n)
 
 
 def selu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:

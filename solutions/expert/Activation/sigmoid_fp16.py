@@ -6,9 +6,7 @@ _BLOCK = 4096  # elements per program
 
 
 @triton.jit
-def _sigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _sigmoid_block(x_ptr, y_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # float32 math, one rounding on the store. One exp of -|x| (never overflows): 1/(1+e) for
     # x >= 0, e/(1+e) for x < 0; -inf -> 0, +inf -> 1, NaN -> NaN.
@@ -16,6 +14,16 @@ def _sigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     r = 1.0 / (1.0 + e)
     y = tl.where(x >= 0, r, e * r)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _sigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _sigmoid_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _sigmoid_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def sigmoid_fp16(input: torch.Tensor) -> torch.Tensor:

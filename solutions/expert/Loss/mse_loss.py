@@ -7,26 +7,43 @@ _MAX_PARTIALS = 1024  # partial sums of the first pass: about 8 programs per H20
 
 
 @triton.jit
-def _sq_err_kernel(x_ptr, t_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _sq_err_block(x_ptr, t_ptr, y_ptr, offs, mask):
     d = tl.load(x_ptr + offs, mask=mask).to(tl.float32) - tl.load(t_ptr + offs, mask=mask).to(tl.float32)
     tl.store(y_ptr + offs, (d * d).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
+def _sq_err_kernel(x_ptr, t_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _sq_err_block(x_ptr, t_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _sq_err_block(x_ptr, t_ptr, y_ptr, offs, offs < n)
+
+
+@triton.jit
 def _partial_kernel(x_ptr, t_ptr, part_ptr, n, BLOCK: tl.constexpr):
-    """Grid-stride loop: every lane accumulates its squared errors in float32, then a tree sum."""
+    """Grid-stride loop: every lane accumulates its squared errors in float32, then a tree sum. The full
+    blocks are read without a mask (so the loads vectorize); the partial block at the end, if any, is
+    read masked by the program whose turn it is in the stride, so the order of the sums is unchanged."""
     pid = tl.program_id(0)
-    step = tl.num_programs(0).to(tl.int64) * BLOCK
+    n_progs = tl.num_programs(0)
+    step = n_progs.to(tl.int64) * BLOCK
+    n_full = n // BLOCK
     acc = tl.zeros([BLOCK], tl.float32)
-    for start in range(pid.to(tl.int64) * BLOCK, n, step):
+    for start in range(pid.to(tl.int64) * BLOCK, n_full.to(tl.int64) * BLOCK, step):
         offs = start + tl.arange(0, BLOCK)
-        mask = offs < n
-        x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        t = tl.load(t_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-        d = x - t
+        d = tl.load(x_ptr + offs).to(tl.float32) - tl.load(t_ptr + offs).to(tl.float32)
         acc += d * d
+    if n_full * BLOCK < n:
+        if pid == n_full % n_progs:
+            offs = n_full.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            t = tl.load(t_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            d = x - t
+            acc += d * d
     tl.store(part_ptr + pid, tl.sum(acc, axis=0))
 
 

@@ -9,10 +9,7 @@ _BITS = {torch.float32: (tl.int32, 0x7FFFFFFF), torch.float16: (tl.int16, 0x7FFF
 
 
 @triton.jit
-def _abs_kernel(x_ptr, y_ptr, n, MAGNITUDE: tl.constexpr, IS_FLOAT: tl.constexpr, BITS: tl.constexpr,
-                BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _abs_block(x_ptr, y_ptr, MAGNITUDE: tl.constexpr, IS_FLOAT: tl.constexpr, BITS: tl.constexpr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask)
     if IS_FLOAT:
         # clear the sign bit: exact for every value, -0.0 -> +0.0, NaN stays NaN
@@ -20,6 +17,17 @@ def _abs_kernel(x_ptr, y_ptr, n, MAGNITUDE: tl.constexpr, IS_FLOAT: tl.constexpr
     else:
         y = tl.where(x < 0, -x, x)
     tl.store(y_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def _abs_kernel(x_ptr, y_ptr, n, MAGNITUDE: tl.constexpr, IS_FLOAT: tl.constexpr, BITS: tl.constexpr,
+                BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _abs_block(x_ptr, y_ptr, MAGNITUDE, IS_FLOAT, BITS, offs, None)
+    else:  # the last, partial block
+        _abs_block(x_ptr, y_ptr, MAGNITUDE, IS_FLOAT, BITS, offs, offs < n)
 
 
 def abs(input_tensor, out=None):

@@ -6,14 +6,22 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _erf_block(x_ptr, y_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # tl.erf is the accurate device erf (libdevice erff on NVIDIA): odd, relative accuracy near 0,
     # erf(+-inf) = +-1, NaN stays NaN
     y = tl.erf(x)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _erf_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _erf_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def erf(input_tensor):

@@ -6,9 +6,7 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _erfc_sqrt_kernel(x_ptr, erfc_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _erfc_sqrt_block(x_ptr, erfc_ptr, sqrt_ptr, offs, mask):
     x32 = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     x = x32.to(tl.float64)
     # erfc(z) = t exp(-z^2 + Q(t)) with t = 2 / (2 + z), z = |x| (Chebyshev fit, relative error
@@ -32,6 +30,16 @@ def _erfc_sqrt_kernel(x_ptr, erfc_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
     tl.store(erfc_ptr + offs, e.to(tl.float32).to(erfc_ptr.dtype.element_ty), mask=mask)
     # IEEE square root: NaN below zero, sqrt(-0.0) = -0.0
     tl.store(sqrt_ptr + offs, tl.sqrt_rn(x32).to(sqrt_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _erfc_sqrt_kernel(x_ptr, erfc_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _erfc_sqrt_block(x_ptr, erfc_ptr, sqrt_ptr, offs, None)
+    else:  # the last, partial block
+        _erfc_sqrt_block(x_ptr, erfc_ptr, sqrt_ptr, offs, offs < n)
 
 
 def erfc_sqrt(input: torch.Tensor):

@@ -55,6 +55,28 @@ def _mul_kernel(x_ptr, y_ptr, out_ptr, y_value, D1, D2, n_rows, n_col_blocks,
         tl.store(out_ptr + out_off, (x * y).to(out_ty), mask=mask)
 
 
+@triton.jit
+def _mul_flat_block(x_ptr, y_ptr, out_ptr, y_value, Y_SCALAR: tl.constexpr, COMPUTE: tl.constexpr, offs, mask):
+    x = _widen(tl.load(x_ptr + offs, mask=mask), COMPUTE)
+    if Y_SCALAR:
+        y = y_value
+    else:
+        y = _widen(tl.load(y_ptr + offs, mask=mask), COMPUTE)
+    tl.store(out_ptr + offs, (x * y).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _mul_flat_kernel(x_ptr, y_ptr, out_ptr, y_value, n, Y_SCALAR: tl.constexpr, COMPUTE: tl.constexpr,
+                     BLOCK: tl.constexpr):
+    # real operands that all walk the output densely: one flat index for all of them
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _mul_flat_block(x_ptr, y_ptr, out_ptr, y_value, Y_SCALAR, COMPUTE, offs, None)
+    else:  # the last, partial block
+        _mul_flat_block(x_ptr, y_ptr, out_ptr, y_value, Y_SCALAR, COMPUTE, offs, offs < n)
+
+
 def _collapse(shape, strides):
     """Merge output dimensions that every operand walks contiguously; drop size-1 dimensions."""
     dims = [(s, [st[i] for st in strides]) for i, s in enumerate(shape) if s != 1]
@@ -95,17 +117,6 @@ def mul(input, other, out=None):
         if len(merged) > 3:  # rare layouts: fall back to dense copies of the broadcast operands
             ops = [op.contiguous() for op in ops]
             merged = [(n, [1] * len(ops))]
-        while len(merged) < 3:
-            merged.insert(0, (1, [0] * len(ops)))
-        (d0, s0), (d1, s1), (d2, s2) = merged
-        scale = 2 if is_complex else 1  # complex strides counted in floats
-        sx = tuple(scale * s[0] for s in (s0, s1, s2))
-        sy = tuple(scale * s[1] for s in (s0, s1, s2)) if y_is_tensor else (0, 0, 0)
-        block_c = min(triton.next_power_of_2(d2), _TILE)
-        block_r = max(1, _TILE // block_c)
-        n_rows = d0 * d1
-        n_cb = triton.cdiv(d2, block_c)
-        grid = (triton.cdiv(n_rows, block_r) * n_cb,)
         if is_complex:
             x_arg, y_arg, o_arg = torch.view_as_real(ops[0]), torch.view_as_real(ops[1]), torch.view_as_real(target)
             y_value, compute = 0.0, tl.float32
@@ -115,9 +126,24 @@ def mul(input, other, out=None):
             y_arg = ops[1] if y_is_tensor else ops[0]
             cast = float if res_dtype.is_floating_point else int
             y_value = cast(0) if y_is_tensor else cast(other)
-        _mul_kernel[grid](x_arg, y_arg, o_arg, y_value, d1, d2, n_rows, n_cb, *sx, *sy,
-                          Y_SCALAR=not y_is_tensor, COMPUTE=compute, COMPLEX=is_complex,
-                          BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8)
+        if not is_complex and len(merged) <= 1 and all(st == 1 for _, sts in merged for st in sts):  # flat
+            _mul_flat_kernel[(triton.cdiv(n, _TILE),)](x_arg, y_arg, o_arg, y_value, n, Y_SCALAR=not y_is_tensor,
+                                                       COMPUTE=compute, BLOCK=_TILE, num_warps=8)
+        else:
+            while len(merged) < 3:
+                merged.insert(0, (1, [0] * len(ops)))
+            (d0, s0), (d1, s1), (d2, s2) = merged
+            scale = 2 if is_complex else 1  # complex strides counted in floats
+            sx = tuple(scale * s[0] for s in (s0, s1, s2))
+            sy = tuple(scale * s[1] for s in (s0, s1, s2)) if y_is_tensor else (0, 0, 0)
+            block_c = min(triton.next_power_of_2(d2), _TILE)
+            block_r = max(1, _TILE // block_c)
+            n_rows = d0 * d1
+            n_cb = triton.cdiv(d2, block_c)
+            grid = (triton.cdiv(n_rows, block_r) * n_cb,)
+            _mul_kernel[grid](x_arg, y_arg, o_arg, y_value, d1, d2, n_rows, n_cb, *sx, *sy,
+                              Y_SCALAR=not y_is_tensor, COMPUTE=compute, COMPLEX=is_complex,
+                              BLOCK_R=block_r, BLOCK_C=block_c, num_warps=8)
     if target is not out:
         out.copy_(target)
     return out

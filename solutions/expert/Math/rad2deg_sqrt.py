@@ -6,15 +6,23 @@ _BLOCK = 4096
 
 
 @triton.jit
-def _rad2deg_sqrt_kernel(x_ptr, deg_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _rad2deg_sqrt_block(x_ptr, deg_ptr, sqrt_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # x * (180 / pi) with the constant in float64, rounded once (overflows to +-inf near the max)
     deg = x.to(tl.float64) * 57.29577951308232
     tl.store(deg_ptr + offs, deg.to(tl.float32).to(deg_ptr.dtype.element_ty), mask=mask)
     # IEEE square root: NaN below zero, sqrt(-0.0) = -0.0
     tl.store(sqrt_ptr + offs, tl.sqrt_rn(x).to(sqrt_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rad2deg_sqrt_kernel(x_ptr, deg_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _rad2deg_sqrt_block(x_ptr, deg_ptr, sqrt_ptr, offs, None)
+    else:  # the last, partial block
+        _rad2deg_sqrt_block(x_ptr, deg_ptr, sqrt_ptr, offs, offs < n)
 
 
 def rad2deg_sqrt(input: torch.Tensor):

@@ -6,14 +6,22 @@ _BLOCK = 4096
 
 
 @triton.jit
-def _reciprocal_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _reciprocal_block(x_ptr, y_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
     # IEEE round-to-nearest division (div.rn): correctly rounded, subnormal results kept,
     # 1/+-0 = +-inf, 1/+-inf = +-0, NaN stays NaN
     y = tl.div_rn(tl.full(x.shape, 1.0, tl.float32), x)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _reciprocal_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _reciprocal_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _reciprocal_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def reciprocal(input, out=None):

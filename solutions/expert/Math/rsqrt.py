@@ -16,14 +16,22 @@ def _to_f32(x):
 
 
 @triton.jit
-def _rsqrt_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _rsqrt_block(x_ptr, y_ptr, offs, mask):
     # float64: IEEE sqrt and division, exact for float32 subnormals (the float32 approximate rsqrt
     # flushes them); one rounding to the output dtype at the store
     x = _to_f32(tl.load(x_ptr + offs, mask=mask)).to(tl.float64)
     y = 1.0 / tl.sqrt(x)  # rsqrt(+-0) = +-inf, rsqrt(+inf) = 0, negative and NaN give NaN
     tl.store(y_ptr + offs, y.to(tl.float32).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rsqrt_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _rsqrt_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _rsqrt_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def rsqrt(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:

@@ -8,9 +8,7 @@ _INT_OF = {torch.float32: tl.int32, torch.float16: tl.int16, torch.bfloat16: tl.
 
 
 @triton.jit
-def _signbit_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BITS: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _signbit_block(x_ptr, y_ptr, IS_FLOAT: tl.constexpr, BITS: tl.constexpr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask)
     if IS_FLOAT:
         # the sign bit itself, read through a same-width signed integer: -0.0 and -NaN give True
@@ -18,6 +16,16 @@ def _signbit_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BITS: tl.constexpr,
     else:
         y = x < 0
     tl.store(y_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def _signbit_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BITS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _signbit_block(x_ptr, y_ptr, IS_FLOAT, BITS, offs, None)
+    else:  # the last, partial block
+        _signbit_block(x_ptr, y_ptr, IS_FLOAT, BITS, offs, offs < n)
 
 
 def signbit(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:

@@ -8,9 +8,7 @@ _INT_OF = {torch.float32: tl.int32, torch.float16: tl.int16, torch.bfloat16: tl.
 
 
 @triton.jit
-def _signbit_and_kernel(x_ptr, m_ptr, sign_ptr, and_ptr, n, BITS: tl.constexpr, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _signbit_and_block(x_ptr, m_ptr, sign_ptr, and_ptr, BITS: tl.constexpr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask)
     m = tl.load(m_ptr + offs, mask=mask)
     # sign bit through a same-width signed integer: -0.0 gives True, +0.0 False
@@ -18,6 +16,16 @@ def _signbit_and_kernel(x_ptr, m_ptr, sign_ptr, and_ptr, n, BITS: tl.constexpr, 
     # float -> int8 truncates towards zero (inputs stay inside the int8 range)
     xi = x.to(tl.float32).to(tl.int8)
     tl.store(and_ptr + offs, xi & m.to(tl.int8), mask=mask)
+
+
+@triton.jit
+def _signbit_and_kernel(x_ptr, m_ptr, sign_ptr, and_ptr, n, BITS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _signbit_and_block(x_ptr, m_ptr, sign_ptr, and_ptr, BITS, offs, None)
+    else:  # the last, partial block
+        _signbit_and_block(x_ptr, m_ptr, sign_ptr, and_ptr, BITS, offs, offs < n)
 
 
 def signbit_bitwise_and(input: torch.Tensor, other: torch.Tensor):

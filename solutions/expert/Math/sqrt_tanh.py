@@ -6,9 +6,7 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _sqrt_tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _sqrt_tanh_block(x_ptr, y_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32).to(tl.float64)
     s = tl.sqrt(x)  # IEEE float64 sqrt: NaN below zero, sqrt(-0.0) = -0.0
     # tanh(s) = (1 - e) / (1 + e) with e = exp(-2s): the float64 cancellation costs at most
@@ -18,6 +16,16 @@ def _sqrt_tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     y = (1.0 - e) / (1.0 + e)
     y = tl.where(s < 1e-4, s - s * s * s * (1.0 / 3.0), y)
     tl.store(y_ptr + offs, y.to(tl.float32).to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _sqrt_tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _sqrt_tanh_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _sqrt_tanh_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def sqrt_tanh(input, out=None):

@@ -43,6 +43,30 @@ def _sub_kernel(x_ptr, y_ptr, out_ptr, y_value, alpha,
     tl.store(out_ptr + out_off, res.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _sub_flat_block(x_ptr, y_ptr, out_ptr, y_value, alpha, Y_SCALAR: tl.constexpr, COMPUTE: tl.constexpr,
+                    offs, mask):
+    x = _widen(tl.load(x_ptr + offs, mask=mask), COMPUTE)
+    if Y_SCALAR:
+        y = y_value
+    else:
+        y = _widen(tl.load(y_ptr + offs, mask=mask), COMPUTE)
+    res = x - alpha * y  # half inputs: formed in float32, rounded once at the store
+    tl.store(out_ptr + offs, res.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _sub_flat_kernel(x_ptr, y_ptr, out_ptr, y_value, alpha, n, Y_SCALAR: tl.constexpr, COMPUTE: tl.constexpr,
+                     BLOCK: tl.constexpr):
+    # every operand walks the output densely: one flat index for all of them
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _sub_flat_block(x_ptr, y_ptr, out_ptr, y_value, alpha, Y_SCALAR, COMPUTE, offs, None)
+    else:  # the last, partial block
+        _sub_flat_block(x_ptr, y_ptr, out_ptr, y_value, alpha, Y_SCALAR, COMPUTE, offs, offs < n)
+
+
 def _collapse(shape, strides):
     """Merge output dimensions that every operand walks contiguously; drop size-1 dimensions."""
     dims = [(s, [st[i] for st in strides]) for i, s in enumerate(shape) if s != 1]
@@ -77,24 +101,29 @@ def sub(input: torch.Tensor, other: torch.Tensor, *, alpha: float = 1, out: torc
         if len(merged) > 3:  # rare layouts: fall back to dense copies of the broadcast operands
             ops = [op.contiguous() for op in ops]
             merged = [(n, [1] * len(ops))]
-        while len(merged) < 3:
-            merged.insert(0, (1, [0] * len(ops)))
-        (d0, s0), (d1, s1), (d2, s2) = merged
-        sx = (s0[0], s1[0], s2[0])
-        sy = (s0[1], s1[1], s2[1]) if y_is_tensor else (0, 0, 0)
-        block_c = min(triton.next_power_of_2(d2), _TILE)
-        block_r = max(1, _TILE // block_c)
-        n_rows = d0 * d1
-        n_cb = triton.cdiv(d2, block_c)
-        grid = (triton.cdiv(n_rows, block_r) * n_cb,)
         compute = _compute_dtype(res_dtype)
         cast = float if res_dtype.is_floating_point else int
         y_arg = ops[1] if y_is_tensor else ops[0]
         y_value = cast(0) if y_is_tensor else cast(other)
         alpha = cast(alpha)
-        _sub_kernel[grid](ops[0], y_arg, target, y_value, alpha, d1, d2, n_rows, n_cb, *sx, *sy,
-                          Y_SCALAR=not y_is_tensor, COMPUTE=compute, BLOCK_R=block_r, BLOCK_C=block_c,
-                          num_warps=8)
+        if len(merged) <= 1 and all(st == 1 for _, sts in merged for st in sts):  # all dense: one flat index
+            _sub_flat_kernel[(triton.cdiv(n, _TILE),)](ops[0], y_arg, target, y_value, alpha, n,
+                                                       Y_SCALAR=not y_is_tensor, COMPUTE=compute, BLOCK=_TILE,
+                                                       num_warps=8)
+        else:
+            while len(merged) < 3:
+                merged.insert(0, (1, [0] * len(ops)))
+            (d0, s0), (d1, s1), (d2, s2) = merged
+            sx = (s0[0], s1[0], s2[0])
+            sy = (s0[1], s1[1], s2[1]) if y_is_tensor else (0, 0, 0)
+            block_c = min(triton.next_power_of_2(d2), _TILE)
+            block_r = max(1, _TILE // block_c)
+            n_rows = d0 * d1
+            n_cb = triton.cdiv(d2, block_c)
+            grid = (triton.cdiv(n_rows, block_r) * n_cb,)
+            _sub_kernel[grid](ops[0], y_arg, target, y_value, alpha, d1, d2, n_rows, n_cb, *sx, *sy,
+                              Y_SCALAR=not y_is_tensor, COMPUTE=compute, BLOCK_R=block_r, BLOCK_C=block_c,
+                              num_warps=8)
     if target is not out:
         out.copy_(target)
     return out

@@ -6,14 +6,22 @@ _BLOCK = 4096
 
 
 @triton.jit
-def _trunc_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _trunc_block(x_ptr, y_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)  # exact for half inputs
     # towards zero: ceil below zero (ceil(-0.5) = -0.0 keeps the sign), floor above; integers,
     # +-inf and NaN pass through unchanged
     y = tl.where(x < 0, tl.ceil(x), tl.floor(x))
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _trunc_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _trunc_block(x_ptr, y_ptr, offs, None)
+    else:  # the last, partial block
+        _trunc_block(x_ptr, y_ptr, offs, offs < n)
 
 
 def trunc(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:

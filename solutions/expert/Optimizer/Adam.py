@@ -8,11 +8,8 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
-                 bc2_sqrt, eps, neg_step_size, HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
-    """One fused pass: read param, grad and both moments once, write param and moments once."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _adam_block(p_ptr, g_ptr, m_ptr, v_ptr, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                bc2_sqrt, eps, neg_step_size, HAS_WD: tl.constexpr, offs, mask):
     p = tl.load(p_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     m = tl.load(m_ptr + offs, mask=mask).to(tl.float32)
@@ -29,6 +26,20 @@ def _adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, weight_decay, beta1, one_minus_b
     tl.store(p_ptr + offs, p.to(p_ptr.dtype.element_ty), mask=mask)
     tl.store(m_ptr + offs, m.to(m_ptr.dtype.element_ty), mask=mask)
     tl.store(v_ptr + offs, v.to(v_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                 bc2_sqrt, eps, neg_step_size, HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
+    """One fused pass: read param, grad and both moments once, write param and moments once."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _adam_block(p_ptr, g_ptr, m_ptr, v_ptr, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                    bc2_sqrt, eps, neg_step_size, HAS_WD, offs, None)
+    else:  # the last, partial block
+        _adam_block(p_ptr, g_ptr, m_ptr, v_ptr, weight_decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                    bc2_sqrt, eps, neg_step_size, HAS_WD, offs, offs < n)
 
 
 def Adam(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0):

@@ -8,11 +8,8 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
-                  inv_bc2_sqrt, eps, neg_step_size, BLOCK: tl.constexpr):
-    """One fused pass: read param, grad and both moments once, write param and moments once."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _adamw_block(p_ptr, g_ptr, m_ptr, v_ptr, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                 inv_bc2_sqrt, eps, neg_step_size, offs, mask):
     p = tl.load(p_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     m = tl.load(m_ptr + offs, mask=mask).to(tl.float32)
@@ -28,6 +25,20 @@ def _adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, decay, beta1, one_minus_beta1, 
     tl.store(p_ptr + offs, p.to(p_ptr.dtype.element_ty), mask=mask)
     tl.store(m_ptr + offs, m.to(m_ptr.dtype.element_ty), mask=mask)
     tl.store(v_ptr + offs, v.to(v_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, n, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                  inv_bc2_sqrt, eps, neg_step_size, BLOCK: tl.constexpr):
+    """One fused pass: read param, grad and both moments once, write param and moments once."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _adamw_block(p_ptr, g_ptr, m_ptr, v_ptr, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                     inv_bc2_sqrt, eps, neg_step_size, offs, None)
+    else:  # the last, partial block
+        _adamw_block(p_ptr, g_ptr, m_ptr, v_ptr, decay, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                     inv_bc2_sqrt, eps, neg_step_size, offs, offs < n)
 
 
 def adamw_step(param, grad, exp_avg, exp_avg_sq, step, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08,

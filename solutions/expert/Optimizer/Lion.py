@@ -6,11 +6,8 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _lion_kernel(p_ptr, g_ptr, m_ptr, n, decay, neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2,
-                 HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
-    """One fused pass: read param, grad and exp_avg once, write param and exp_avg once."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _lion_block(p_ptr, g_ptr, m_ptr, decay, neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                HAS_WD: tl.constexpr, offs, mask):
     p = tl.load(p_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     m = tl.load(m_ptr + offs, mask=mask).to(tl.float32)
@@ -23,6 +20,20 @@ def _lion_kernel(p_ptr, g_ptr, m_ptr, n, decay, neg_lr, beta1, one_minus_beta1, 
     m = m * beta2 + one_minus_beta2 * g
     tl.store(p_ptr + offs, p.to(p_ptr.dtype.element_ty), mask=mask)
     tl.store(m_ptr + offs, m.to(m_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _lion_kernel(p_ptr, g_ptr, m_ptr, n, decay, neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                 HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
+    """One fused pass: read param, grad and exp_avg once, write param and exp_avg once."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _lion_block(p_ptr, g_ptr, m_ptr, decay, neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                    HAS_WD, offs, None)
+    else:  # the last, partial block
+        _lion_block(p_ptr, g_ptr, m_ptr, decay, neg_lr, beta1, one_minus_beta1, beta2, one_minus_beta2,
+                    HAS_WD, offs, offs < n)
 
 
 def lion_step(param, grad, exp_avg, lr=0.0001, beta1=0.9, beta2=0.99, weight_decay=0.0):

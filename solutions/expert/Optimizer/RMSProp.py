@@ -6,11 +6,8 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _rmsprop_kernel(p_ptr, g_ptr, s_ptr, n, weight_decay, neg_lr, alpha, one_minus_alpha, eps,
-                    HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
-    """One fused pass: read param, grad and square_avg once, write param and square_avg once."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _rmsprop_block(p_ptr, g_ptr, s_ptr, weight_decay, neg_lr, alpha, one_minus_alpha, eps,
+                   HAS_WD: tl.constexpr, offs, mask):
     p = tl.load(p_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     s = tl.load(s_ptr + offs, mask=mask).to(tl.float32)
@@ -21,6 +18,20 @@ def _rmsprop_kernel(p_ptr, g_ptr, s_ptr, n, weight_decay, neg_lr, alpha, one_min
     p = p + neg_lr * (g / (tl.sqrt_rn(s) + eps))
     tl.store(p_ptr + offs, p.to(p_ptr.dtype.element_ty), mask=mask)
     tl.store(s_ptr + offs, s.to(s_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rmsprop_kernel(p_ptr, g_ptr, s_ptr, n, weight_decay, neg_lr, alpha, one_minus_alpha, eps,
+                    HAS_WD: tl.constexpr, BLOCK: tl.constexpr):
+    """One fused pass: read param, grad and square_avg once, write param and square_avg once."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _rmsprop_block(p_ptr, g_ptr, s_ptr, weight_decay, neg_lr, alpha, one_minus_alpha, eps, HAS_WD, offs,
+                       None)
+    else:  # the last, partial block
+        _rmsprop_block(p_ptr, g_ptr, s_ptr, weight_decay, neg_lr, alpha, one_minus_alpha, eps, HAS_WD, offs,
+                       offs < n)
 
 
 def rmsprop_step(param, grad, square_avg, lr=0.01, alpha=0.99, eps=1e-08, weight_decay=0.0):

@@ -6,12 +6,8 @@ _BLOCK = 2048
 
 
 @triton.jit
-def _sgd_kernel(p_ptr, g_ptr, b_ptr, n, weight_decay, neg_lr, momentum, one_minus_dampening,
-                HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, READ_BUF: tl.constexpr, NESTEROV: tl.constexpr,
-                BLOCK: tl.constexpr):
-    """One fused pass over param, grad and the momentum buffer (read only when one was passed)."""
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
+def _sgd_block(p_ptr, g_ptr, b_ptr, weight_decay, neg_lr, momentum, one_minus_dampening, HAS_WD: tl.constexpr,
+               MOMENTUM: tl.constexpr, READ_BUF: tl.constexpr, NESTEROV: tl.constexpr, offs, mask):
     p = tl.load(p_ptr + offs, mask=mask).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask).to(tl.float32)
     if HAS_WD:
@@ -32,6 +28,21 @@ def _sgd_kernel(p_ptr, g_ptr, b_ptr, n, weight_decay, neg_lr, momentum, one_minu
         d = g
     p = p + neg_lr * d
     tl.store(p_ptr + offs, p.to(p_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _sgd_kernel(p_ptr, g_ptr, b_ptr, n, weight_decay, neg_lr, momentum, one_minus_dampening,
+                HAS_WD: tl.constexpr, MOMENTUM: tl.constexpr, READ_BUF: tl.constexpr, NESTEROV: tl.constexpr,
+                BLOCK: tl.constexpr):
+    """One fused pass over param, grad and the momentum buffer (read only when one was passed)."""
+    pid = tl.program_id(0).to(tl.int64)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
+        _sgd_block(p_ptr, g_ptr, b_ptr, weight_decay, neg_lr, momentum, one_minus_dampening, HAS_WD, MOMENTUM,
+                   READ_BUF, NESTEROV, offs, None)
+    else:  # the last, partial block
+        _sgd_block(p_ptr, g_ptr, b_ptr, weight_decay, neg_lr, momentum, one_minus_dampening, HAS_WD, MOMENTUM,
+                   READ_BUF, NESTEROV, offs, offs < n)
 
 
 def sgd_step(param, grad, momentum_buffer=None, lr=0.1, momentum=0.9, weight_decay=0.0, dampening=0.0,

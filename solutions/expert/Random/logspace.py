@@ -72,7 +72,6 @@ def _logspace_kernel(out_ptr, steps, halfway, start_bits, end_bits, step_bits, l
     l_hi = _f64_from_bits(l_hi_bits)
     l_lo = _f64_from_bits(l_lo_bits)
     i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = i < steps
     e = tl.where(i < halfway, start + i.to(tl.float64) * step, end - (steps - 1 - i).to(tl.float64) * step)
     x = e * l_hi
     x_lo = tl.fma(e, l_hi, -x) + e * l_lo
@@ -89,7 +88,11 @@ def _logspace_kernel(out_ptr, steps, halfway, start_bits, end_bits, step_bits, l
         p = p + p * (f_lo * 0.6931471805599453)
         s1, s2 = _pow2_int(k.to(tl.float32), False)
         y = (p * s1) * s2
-    tl.store(out_ptr + i, y.to(out_ptr.dtype.element_ty), mask=mask)
+    y = y.to(out_ptr.dtype.element_ty)
+    if (tl.program_id(0).to(tl.int64) + 1) * BLOCK <= steps:  # a full block: unmasked, vectorized store
+        tl.store(out_ptr + i, y)
+    else:  # the last, partial block
+        tl.store(out_ptr + i, y, mask=i < steps)
 
 
 def _bits(x):

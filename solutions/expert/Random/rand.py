@@ -30,24 +30,32 @@ def _rand_kernel(out_ptr, n, seed, KIND: tl.constexpr, BLOCK: tl.constexpr):
     r3 = r3.to(tl.uint32, bitcast=True)
     lane = tl.arange(0, BLOCK)
     if KIND == 3:  # float64: 53 bits from two words
-        base = pid * (2 * BLOCK)
         u0 = ((r0 >> 5).to(tl.float64) * 67108864.0 + (r1 >> 6).to(tl.float64)) * 1.1102230246251565e-16
         u1 = ((r2 >> 5).to(tl.float64) * 67108864.0 + (r3 >> 6).to(tl.float64)) * 1.1102230246251565e-16
-        o0 = base + lane
-        o1 = base + BLOCK + lane
-        tl.store(out_ptr + o0, u0, mask=o0 < n)
-        tl.store(out_ptr + o1, u1, mask=o1 < n)
+        base = pid * (2 * BLOCK) + lane
+        if (pid + 1) * (2 * BLOCK) <= n:  # a full program: unmasked stores, which vectorize
+            tl.store(out_ptr + base, u0)
+            tl.store(out_ptr + base + BLOCK, u1)
+        else:  # the last program, partial: masked
+            tl.store(out_ptr + base, u0, mask=base < n)
+            tl.store(out_ptr + base + BLOCK, u1, mask=base + BLOCK < n)
     else:
-        base = pid * (4 * BLOCK)
         ty = out_ptr.dtype.element_ty
-        o = base + lane
-        tl.store(out_ptr + o, _to_unit(r0, KIND).to(ty), mask=o < n)
-        o = base + BLOCK + lane
-        tl.store(out_ptr + o, _to_unit(r1, KIND).to(ty), mask=o < n)
-        o = base + 2 * BLOCK + lane
-        tl.store(out_ptr + o, _to_unit(r2, KIND).to(ty), mask=o < n)
-        o = base + 3 * BLOCK + lane
-        tl.store(out_ptr + o, _to_unit(r3, KIND).to(ty), mask=o < n)
+        u0 = _to_unit(r0, KIND).to(ty)
+        u1 = _to_unit(r1, KIND).to(ty)
+        u2 = _to_unit(r2, KIND).to(ty)
+        u3 = _to_unit(r3, KIND).to(ty)
+        base = pid * (4 * BLOCK) + lane
+        if (pid + 1) * (4 * BLOCK) <= n:  # a full program: unmasked stores, which vectorize
+            tl.store(out_ptr + base, u0)
+            tl.store(out_ptr + base + BLOCK, u1)
+            tl.store(out_ptr + base + 2 * BLOCK, u2)
+            tl.store(out_ptr + base + 3 * BLOCK, u3)
+        else:  # the last program, partial: masked
+            tl.store(out_ptr + base, u0, mask=base < n)
+            tl.store(out_ptr + base + BLOCK, u1, mask=base + BLOCK < n)
+            tl.store(out_ptr + base + 2 * BLOCK, u2, mask=base + 2 * BLOCK < n)
+            tl.store(out_ptr + base + 3 * BLOCK, u3, mask=base + 3 * BLOCK < n)
 
 
 _KIND = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
