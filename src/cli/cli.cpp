@@ -13,6 +13,8 @@
 
 #include "common/error.h"
 #include "common/util.h"
+#include "report/html.h"
+#include "report/report_data.h"
 #include "report/table.h"
 #include "revision.h"
 #include "sandbox/process.h"
@@ -133,6 +135,18 @@ int results_cmd(const fs::path& db_path, const std::string& method, std::optiona
     if (rows.empty()) std::printf("no results in %s\n", db_path.c_str());
     std::fputs(report::results_table(rows, cals).c_str(), stdout);
   }
+  return 0;
+}
+
+int report_cmd(const std::vector<std::string>& dbs, const std::vector<std::string>& methods,
+               const fs::path& out) {
+  const std::vector<fs::path> paths(dbs.begin(), dbs.end());
+  const report::ReportData data = report::load_report(paths, methods);
+  const report::ReportFiles files = report::write_report_folder(data, out);
+  std::printf("wrote %s (%zu results from %zu database%s), %s, %s, %s\n", files.html.c_str(),
+              data.results.size(), data.databases.size(), data.databases.size() == 1 ? "" : "s",
+              files.markdown.filename().c_str(), files.csv.filename().c_str(),
+              files.json.filename().c_str());
   return 0;
 }
 
@@ -387,6 +401,22 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"strict", "core", "kbx"}))
       ->capture_default_str();
 
+  auto* report = app.add_subcommand(
+      "report",
+      "write a report folder: index.html (self-contained, no network: inline SVG charts of "
+      "fast_p, correctness by category, speedups, roofline and refinement rounds), summary.md, "
+      "results.csv and results.json");
+  std::vector<std::string> report_dbs, report_methods;
+  std::string report_out;
+  report
+      ->add_option("--db", report_dbs,
+                   "results database; repeat to combine several (a method and task found in "
+                   "several keep the newest verdict; colliding run ids are renumbered)")
+      ->required();
+  report->add_option("--method", report_methods,
+                     "only these methods (repeatable or comma-separated; default: all)");
+  report->add_option("--out", report_out, "folder to write (created if missing)")->required();
+
   auto* calibrate = app.add_subcommand(
       "calibrate", "measure this GPU's copy bandwidth and matmul rates for roofline fractions");
   std::string calibrate_device = "cuda";
@@ -441,6 +471,7 @@ int main(int argc, char** argv) {
                          run_id ? std::optional<std::int64_t>(run_id) : std::nullopt, format,
                          level);
     }
+    if (report->parsed()) return report_cmd(report_dbs, split_list(report_methods), report_out);
     if (calibrate->parsed()) return calibrate_cmd(calibrate_device, db_path, python);
     if (doc->parsed()) return doctor(python);
   } catch (const Error& e) {
