@@ -330,6 +330,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"triton", "any"}))
       ->capture_default_str();
   eval->add_option("--db", ev.db, "results database")->capture_default_str();
+  std::string gpus_flag;
+  eval->add_option("--gpus", gpus_flag,
+                   "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
+                   "such as 0,1; each has its own timing slot; the references run on the first "
+                   "(default: the GPU CUDA_VISIBLE_DEVICES names first)");
   eval->add_option("--jobs", ev.jobs,
                    "candidates evaluated at once (default: on cuda half the cores, at most 8, "
                    "their full-size cases and timed loops one at a time on the GPU; on cpu every "
@@ -461,8 +466,10 @@ int main(int argc, char** argv) {
       }
       if (!seed_text.empty()) ev.seed = std::stoull(seed_text);
       if (ev.jobs < 0) throw Error("--jobs: must be at least 1");
-      if (ev.jobs == 0)
-        ev.jobs = sched::default_jobs(ev.device, std::thread::hardware_concurrency());
+      if (!gpus_flag.empty()) {
+        ev.gpus =
+            sched::resolve_gpus(gpus_flag, sched::visible_devices(), "/proc/driver/nvidia/gpus");
+      }
       return sched::run_eval(ev);
     }
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);

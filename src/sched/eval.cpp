@@ -205,7 +205,11 @@ int default_jobs(const std::string& device, unsigned cores) {
 
 int run_eval(const EvalOptions& options) {
   EvalOptions o = options;
-  if (o.jobs <= 0) o.jobs = default_jobs(o.device, std::thread::hardware_concurrency());
+  if (o.jobs <= 0) {
+    o.jobs = std::max(default_jobs(o.device, std::thread::hardware_concurrency()),
+                      static_cast<int>(o.gpus.size()));
+  }
+  if (o.device != "cuda") o.gpus.clear();
   // First, before any thread exists: kbx's own mount namespace, where job folders are mounted.
   const bool private_mounts = sandbox::enter_private_mount_namespace();
   if (o.device != "cpu" && o.device != "cuda") throw Error("--device must be cpu or cuda");
@@ -235,6 +239,7 @@ int run_eval(const EvalOptions& options) {
       o.job_disk_mb ? o.job_disk_mb << 20 : (o.device == "cpu" ? 4ULL << 30 : 64ULL << 30);
   env.job_memory_bytes = o.job_memory_mb ? o.job_memory_mb << 20 : physical_memory_bytes() / 2;
   env.python = find_python(o.python);
+  if (!o.gpus.empty()) env.gpu = o.gpus.front();  // the references' GPU (their timing slot too)
   env.device = o.device;
   env.timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.device == "cpu" ? 900 : 600);
   say(fmt::format("using {} (chosen by {})", env.python.path, env.python.chosen));
@@ -261,6 +266,7 @@ int run_eval(const EvalOptions& options) {
         {"tiers", tiers},
         {"timeout_s", env.timeout_s},
         {"jobs", o.jobs},
+        {"gpus", o.gpus},
         {"time", o.time},
         {"isolation", env.confine ? "confined" : "unisolated"},
         {"candidates",
@@ -303,7 +309,7 @@ int run_eval(const EvalOptions& options) {
   }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
-  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs};
+  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus};
   InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
   if (!pending.empty()) warm.get();  // it imports while the references run

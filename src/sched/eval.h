@@ -19,7 +19,9 @@ struct EvalOptions {
   std::filesystem::path suite_root;
   std::filesystem::path work_root;  ///< scratch space for tensor files
   std::string python;
-  int jobs = 0;        ///< candidates at once; 0: default_jobs(device)
+  int jobs = 0;  ///< candidates at once; 0: default_jobs(device), at least one per GPU
+  /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
+  std::vector<std::string> gpus;
   bool fresh = false;  ///< start a new run even if the same command ran before
   std::optional<std::uint64_t> seed;
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default

@@ -480,7 +480,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   // On the GPU, full-size cases and timed loops wait for the GPU's timing slot (issue 14).
   std::optional<GpuSlot> slot;
   if (env.device == "cuda") {
-    slot.emplace(visible_devices());
+    slot.emplace(worker_gpu(env));
     request["gpu_slot"] = true;
   }
   const double t_spawn = monotonic_seconds();

@@ -1,16 +1,14 @@
 #include "sched/gpu_slot.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-
-#include <fmt/format.h>
-
-#include <cctype>
 
 #include "common/error.h"
 
@@ -47,9 +45,10 @@ bool GpuSlot::lock(bool wait) {
     fs::create_directories(path_.parent_path(), ec);
     fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd_ < 0) {
-      throw Error(fmt::format("GPU timing slot {}: cannot open it ({}); set KBX_SLOT_DIR to a "
-                              "writable folder shared by the kbx processes of this machine",
-                              path_.string(), std::strerror(errno)));
+      throw Error(
+          fmt::format("GPU timing slot {}: cannot open it ({}); set KBX_SLOT_DIR to a "
+                      "writable folder shared by the kbx processes of this machine",
+                      path_.string(), std::strerror(errno)));
     }
   }
   while (flock(fd_, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
@@ -61,9 +60,13 @@ bool GpuSlot::lock(bool wait) {
   return true;
 }
 
-bool GpuSlot::try_acquire() { return lock(false); }
+bool GpuSlot::try_acquire() {
+  return lock(false);
+}
 
-void GpuSlot::acquire() { lock(true); }
+void GpuSlot::acquire() {
+  lock(true);
+}
 
 void GpuSlot::release() {
   if (!held_) return;

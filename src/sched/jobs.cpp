@@ -42,7 +42,7 @@ struct Attempt {
 };
 
 Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
-                const ReferenceCases& rc, std::int64_t* attempt_id) {
+                const ReferenceCases& rc, std::int64_t* attempt_id, size_t lane) {
   {
     std::lock_guard<std::mutex> lock(ctx.db_mu);
     *attempt_id = ctx.db.begin_attempt(ctx.run_id, c.id);
@@ -51,6 +51,7 @@ Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t
   const auto parent = ctx.warm.get();
   WorkerEnv env = ctx.cand_env;
   env.launcher = parent.get();
+  if (!ctx.gpus.empty()) env.gpu = ctx.gpus[lane % ctx.gpus.size()];
   const fs::path job_dir =
       env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
   try {
@@ -114,7 +115,7 @@ void run_alone(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
       return;
     }
     std::int64_t id = 0;
-    Attempt a = attempt(ctx, c, t, rc, &id);
+    Attempt a = attempt(ctx, c, t, rc, &id, 0);
     if (!a.parent_died) {
       store_verdict(ctx, a.result, id);
       return;
@@ -267,13 +268,13 @@ void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
   std::mutex again_mu;
   std::vector<const store::Candidate*> again;  // harness faults: run once more, alone
   std::atomic<size_t> next{0};
-  auto lane = [&] {
+  auto lane = [&](size_t k) {
     for (size_t i; (i = next++) < jobs.size();) {
       const store::Candidate& c = *jobs[i];
       std::int64_t id = 0;
       try {
         const suite::Task& t = *tasks.at(c.task);
-        Attempt a = attempt(ctx, c, t, refs.at(t.id() + "|ref"), &id);
+        Attempt a = attempt(ctx, c, t, refs.at(t.id() + "|ref"), &id, k);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
         if (a.parent_died || fault) {
           // Not a verdict: with several lanes the parent's death may be another job's doing, and
@@ -296,7 +297,7 @@ void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
     }
   };
   std::vector<std::thread> threads;
-  for (int k = 0; k < std::max(1, ctx.lanes); ++k) threads.emplace_back(lane);
+  for (int k = 0; k < std::max(1, ctx.lanes); ++k) threads.emplace_back(lane, size_t(k));
   for (auto& th : threads) th.join();
   for (const auto* c : again) {
     try {

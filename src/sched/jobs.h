@@ -69,6 +69,9 @@ struct JobContext {
   const JobSettings& settings;
   int lanes = 1;
   std::atomic<int> harness_errors{0};  ///< harness_error rows stored and lane faults
+  /// --gpus: lane k runs its jobs on gpus[k % size] (one timing slot per GPU); empty: the GPU
+  /// of this process's CUDA_VISIBLE_DEVICES.
+  std::vector<std::string> gpus;
 };
 
 /// Strikes at which a job is stored as killed_harness instead of being run again.

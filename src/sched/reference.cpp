@@ -127,7 +127,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   // Reference runs on the GPU (full-size cases, eager and compiled timing) hold the GPU's timing
   // slot throughout, as a candidate's timed loops do.
   std::optional<GpuSlot> slot;
-  if (env.device == "cuda") slot.emplace(visible_devices());
+  if (env.device == "cuda") slot.emplace(worker_gpu(env));
   std::optional<SlotHold> hold;
   if (slot) hold.emplace(*slot);
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);

@@ -142,6 +142,7 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
     overrides["KBX_PROBE_FD"] = "5";
     overrides["KBX_PROBE_LIB"] = env.probe_lib.string();
   }
+  if (env.device != "cpu" && !env.gpu.empty()) overrides["CUDA_VISIBLE_DEVICES"] = env.gpu;
   return sandbox::scrubbed_environment(overrides);
 }
 
@@ -276,6 +277,53 @@ int first_event_index(const sandbox::Outcome& o, const std::string& name) {
 std::string visible_devices() {
   const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
   return env ? env : "";
+}
+
+std::string worker_gpu(const WorkerEnv& env) {
+  return env.gpu.empty() ? visible_devices() : env.gpu;
+}
+
+std::vector<std::string> resolve_gpus(const std::string& flag, const std::string& visible,
+                                      const fs::path& nvidia_proc) {
+  std::vector<std::string> gpus;
+  auto add_list = [&](const std::string& list) {
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      std::string entry = list.substr(start, comma - start);
+      entry.erase(0, entry.find_first_not_of(' '));
+      entry.erase(entry.find_last_not_of(' ') + 1);
+      if (!entry.empty()) gpus.push_back(entry);
+      start = comma + 1;
+    }
+  };
+  if (flag == "all") {
+    if (!visible.empty()) {
+      add_list(visible);
+    } else {
+      std::error_code ec;
+      size_t count = 0;
+      for (auto it = fs::directory_iterator(nvidia_proc, ec); !ec && it != fs::directory_iterator();
+           it.increment(ec)) {
+        ++count;
+      }
+      for (size_t i = 0; i < count; ++i) gpus.push_back(std::to_string(i));
+    }
+    if (gpus.empty()) {
+      throw Error("--gpus all: no NVIDIA GPU found (" + nvidia_proc.string() +
+                  " lists none and CUDA_VISIBLE_DEVICES is unset); name them, e.g. --gpus 0,1");
+    }
+    return gpus;
+  }
+  add_list(flag);
+  for (const auto& g : gpus) {
+    if (g.find_first_not_of("0123456789abcdefABCDEF-GPUMIG/") != std::string::npos) {
+      throw Error("--gpus " + flag + ": '" + g +
+                  "' is not a CUDA_VISIBLE_DEVICES entry (an index such as 0, or a GPU-... uuid)");
+    }
+  }
+  if (gpus.empty()) throw Error("--gpus: empty list; give 'all' or indices such as 0,1");
+  return gpus;
 }
 
 }  // namespace kbx::sched

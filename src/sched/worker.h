@@ -36,6 +36,9 @@ struct WorkerEnv {
   bool confine = false;
   std::uint64_t job_disk_bytes = 4ULL << 30;  ///< a confined job folder's size cap
   std::uint64_t job_memory_bytes = 0;         ///< a confined job's memory cap (cgroup); 0: none
+  /// The GPU the worker runs on, as a CUDA_VISIBLE_DEVICES entry (--gpus); empty: the one this
+  /// process's CUDA_VISIBLE_DEVICES names.
+  std::string gpu;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its
@@ -85,6 +88,15 @@ int first_event_index(const sandbox::Outcome& o, const std::string& name);
 
 /// This process's CUDA_VISIBLE_DEVICES ("" when unset): the GPU its workers run on.
 std::string visible_devices();
+
+/// The GPU a worker of env runs on, as named for its timing slot (sched/gpu_slot.h).
+std::string worker_gpu(const WorkerEnv& env);
+
+/// The GPUs of --gpus: "all" (the entries of CUDA_VISIBLE_DEVICES when set, else one per folder
+/// of nvidia_proc, the driver's /proc/driver/nvidia/gpus) or a comma-separated list of
+/// CUDA_VISIBLE_DEVICES entries; throws naming the flag when none is found or one is malformed.
+std::vector<std::string> resolve_gpus(const std::string& flag, const std::string& visible,
+                                      const std::filesystem::path& nvidia_proc);
 
 /// The first event named `name` in an outcome, or null json.
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name);

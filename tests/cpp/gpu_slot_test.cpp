@@ -1,5 +1,7 @@
 // The GPU's timing slot (issue 14): one holder at a time across threads and processes, handed to
 // a worker only when it asks and held until it has ended, its wait not counted as its time.
+#include "sched/gpu_slot.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -7,9 +9,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/error.h"
 #include "sandbox/process.h"
 #include "sched/eval.h"
-#include "sched/gpu_slot.h"
+#include "sched/worker.h"
 #include "verdict/job_status.h"
 
 namespace kbx {
@@ -35,10 +38,11 @@ class GpuSlotTest : public ::testing::Test {
 sandbox::Spawn slot_worker(sandbox::ExclusiveSlot* slot, double timeout = 20) {
   // Reads its request line, asks for the slot, waits for "go", then works 0.3 s with it.
   sandbox::Spawn s;
-  s.argv = {"/bin/sh", "-c",
-            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
-            "echo \"{\\\"ev\\\":\\\"work\\\",\\\"go\\\":\\\"$go\\\",\\\"start\\\":$(date +%s.%N)}\" >&4; "
-            "sleep 0.3; echo \"{\\\"ev\\\":\\\"done\\\",\\\"end\\\":$(date +%s.%N)}\" >&4"};
+  s.argv = {
+      "/bin/sh", "-c",
+      "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+      "echo \"{\\\"ev\\\":\\\"work\\\",\\\"go\\\":\\\"$go\\\",\\\"start\\\":$(date +%s.%N)}\" >&4; "
+      "sleep 0.3; echo \"{\\\"ev\\\":\\\"done\\\",\\\"end\\\":$(date +%s.%N)}\" >&4"};
   s.env = sandbox::scrubbed_environment({});
   s.limits.wall_seconds = timeout;
   s.request = "{}";
@@ -114,7 +118,7 @@ TEST(TimedWithoutSlot, OnlyTimingsAfterTheGrantAreTrusted) {
   EXPECT_FALSE(verdict::timed_without_slot(-1, -1));  // nothing timed
   EXPECT_FALSE(verdict::timed_without_slot(5, 3));    // timed after the grant
   EXPECT_FALSE(verdict::timed_without_slot(3, 3));
-  EXPECT_TRUE(verdict::timed_without_slot(2, 3));  // before it
+  EXPECT_TRUE(verdict::timed_without_slot(2, 3));   // before it
   EXPECT_TRUE(verdict::timed_without_slot(2, -1));  // never granted
 }
 
@@ -124,6 +128,44 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
   EXPECT_EQ(sched::default_jobs("cuda", 2), 1);
   EXPECT_EQ(sched::default_jobs("cuda", 0), 1);
   EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
+}
+
+}  // namespace
+}  // namespace kbx
+
+namespace kbx {
+namespace {
+
+TEST(ResolveGpus, AllIsTheVisibleListElseTheDriversGpus) {
+  EXPECT_EQ(sched::resolve_gpus("all", "2,3", "/nonexistent"),
+            (std::vector<std::string>{"2", "3"}));
+  const fs::path proc = fs::temp_directory_path() / ("kbx-fake-nvidia-" + std::to_string(getpid()));
+  for (const char* bus : {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0"}) {
+    fs::create_directories(proc / bus);
+  }
+  EXPECT_EQ(sched::resolve_gpus("all", "", proc), (std::vector<std::string>{"0", "1", "2"}));
+  fs::remove_all(proc);
+  EXPECT_THROW(sched::resolve_gpus("all", "", proc), Error);  // no GPU: says so
+}
+
+TEST(ResolveGpus, AListIsTakenAsGivenAndCheckedForForm) {
+  EXPECT_EQ(sched::resolve_gpus("0, 1,3", "", "/nonexistent"),
+            (std::vector<std::string>{"0", "1", "3"}));
+  EXPECT_EQ(sched::resolve_gpus("GPU-8a1b-22", "", "/nonexistent"),
+            (std::vector<std::string>{"GPU-8a1b-22"}));
+  EXPECT_THROW(sched::resolve_gpus("0;rm -rf", "", "/nonexistent"), Error);
+  EXPECT_THROW(sched::resolve_gpus(",", "", "/nonexistent"), Error);
+}
+
+TEST(ResolveGpus, AWorkerRunsOnItsLanesGpuAndTakesThatGpusSlot) {
+  sched::WorkerEnv env;
+  env.device = "cuda";
+  env.gpu = "1";
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("CUDA_VISIBLE_DEVICES"), "1");
+  EXPECT_EQ(sched::worker_gpu(env), "1");
+  EXPECT_EQ(sched::GpuSlot(sched::worker_gpu(env)).lock_path().filename(), "gpu-1.lock");
+  env.device = "cpu";  // the CPU check never sees a GPU
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("CUDA_VISIBLE_DEVICES"), "");
 }
 
 }  // namespace
