@@ -20,6 +20,7 @@ def _hello(channel, request):
         info["gpu"] = torch.cuda.get_device_name(0)
         info["cuda"] = torch.version.cuda
         info["gpu_count"] = torch.cuda.device_count()
+        info["gpu_memory"] = torch.cuda.get_device_properties(0).total_memory
         if request.get("mode") in ("reference", "calibrate", "hello"):  # trusted, once per run: the record
             from .calibrate_mode import machine_facts
             info.update(machine_facts())

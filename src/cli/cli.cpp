@@ -335,10 +335,12 @@ int main(int argc, char** argv) {
                    "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
                    "such as 0,1; each has its own timing slot; the references run on the first "
                    "(default: the GPU CUDA_VISIBLE_DEVICES names first)");
-  eval->add_option("--jobs", ev.jobs,
-                   "candidates evaluated at once (default: on cuda half the cores, at most 8, "
-                   "their full-size cases and timed loops one at a time on the GPU; on cpu every "
-                   "core)");
+  eval->add_option(
+      "--jobs", ev.jobs,
+      "candidates evaluated at once (default: on cuda half the cores, at most 8 and as "
+      "many as the GPU memory takes, "
+      "their full-size cases and timed loops one at a time on the GPU; on cpu every "
+      "core)");
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
   eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
   eval->add_option("--seed", seed_text,

@@ -198,6 +198,13 @@ bool decide_confinement(const EvalOptions& o, bool private_mounts) {
   return false;
 }
 
+int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
+  const std::uint64_t gib = 1ULL << 30;
+  if (gpu_memory_bytes <= 34 * gib) return 1;
+  return static_cast<int>(
+      std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (2 * gib), 1024));
+}
+
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
   return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
@@ -356,6 +363,13 @@ int run_eval(const EvalOptions& options) {
       // The physical floor's peaks: the calibration the report uses for this run (issue 20).
       if (auto with_env = db.find_run(key); with_env && o.time) {
         if (auto cal = store::calibration_for_run(db, *with_env).calibration) st.peaks = cal->peaks;
+      }
+      if (options.jobs <= 0 && hello.contains("gpu_memory")) {  // --jobs not given
+        const int cap = jobs_for_gpu_memory(hello.value("gpu_memory", std::uint64_t{0}));
+        if (cap < jobs.lanes) {
+          say(fmt::format("{} jobs at once (the GPU's memory takes no more)", cap));
+          jobs.lanes = cap;
+        }
       }
       if (o.device == "cuda" && !hello.value("cuda_available", false)) {
         throw Error(

@@ -44,6 +44,11 @@ inline constexpr int kExitBusy = 4;
 /// overlap imports, compiles and small cases), on the CPU every core.
 int default_jobs(const std::string& device, unsigned cores);
 
+/// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept
+/// for the slot holder's full-size tensors, 2 GiB for each other job (its CUDA context and
+/// small cases).
+int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes);
+
 /// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict, 2 when some
 /// job met a harness fault (stored as harness_error, run again by the next kbx eval),
 /// kExitBusy when another kbx eval is writing the database.

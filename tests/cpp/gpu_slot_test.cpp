@@ -130,6 +130,13 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
   EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
 }
 
+TEST(DefaultJobs, TheGpusMemoryCapsThem) {
+  const std::uint64_t gib = 1ULL << 30;
+  EXPECT_EQ(sched::jobs_for_gpu_memory(24 * gib), 1);    // a small GPU: one job at a time
+  EXPECT_EQ(sched::jobs_for_gpu_memory(40 * gib), 5);    // 32 kept + 4 x 2
+  EXPECT_EQ(sched::jobs_for_gpu_memory(140 * gib), 55);  // an H200: the cores bind first
+}
+
 }  // namespace
 }  // namespace kbx
 
