@@ -366,6 +366,7 @@ int slurm_submit_cmd(dist::SlurmOptions so, const std::string& out, const fs::pa
     throw Error(fmt::format("kbx eval arguments after --: {}", e.what()));
   }
   const sched::EvalOptions ev = eval_options(f, suite_root);
+  suite::select(suite::load_suite(suite_root), ev.category, ev.tasks);  // unknown tasks fail here
   if (so.gpus_per_task == 0 && ev.device == "cuda") {
     throw Error(
         "--gpus-per-task 0 gives the shards no GPU, but kbx eval's --device is cuda (the "

@@ -38,8 +38,8 @@ Shard parse_shard(std::string_view text) {
   }
   if (n < 1) throw Error("--shard " + given + ": N must be at least 1");
   if (i < 1 || i > n) {
-    throw Error(fmt::format("--shard {}: shards are numbered from 1 to N (1/{} .. {}/{})", given,
-                            n, n, n));
+    throw Error(
+        fmt::format("--shard {}: shards are numbered from 1 to N (1/{} .. {}/{})", given, n, n, n));
   }
   return {i, n};
 }

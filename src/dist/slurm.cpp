@@ -59,8 +59,8 @@ std::string shards_script(const SlurmOptions& o) {
   std::string args;
   for (const auto& a : o.eval_args) args += " " + shell_quote(a);
   s += fmt::format("exec {} --suite {} eval{} --shard \"$i/{}\" --db \"{}/shard-$i.db\"\n",
-                   shell_quote(o.kbx.string()), shell_quote(o.suite_root.string()), args,
-                   o.shards, out);
+                   shell_quote(o.kbx.string()), shell_quote(o.suite_root.string()), args, o.shards,
+                   out);
   return s;
 }
 
@@ -158,9 +158,9 @@ void write_script(const fs::path& path, const std::string& text) {
 }  // namespace
 
 std::string shell_quote(const std::string& text) {
-  const bool plain =
-      !text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                               "0123456789_@%+=:,./-") == std::string::npos;
+  const bool plain = !text.empty() && text.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789_@%+=:,./-") == std::string::npos;
   if (plain) return text;
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);

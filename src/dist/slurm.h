@@ -8,18 +8,18 @@ namespace kbx::dist {
 /// What `kbx slurm submit` is asked to do: N shards of one kbx eval as a Slurm array job, then
 /// a merge job that runs after every shard succeeded.
 struct SlurmOptions {
-  int shards = 0;                  ///< N: array tasks 1..N, shard i/N each
-  std::string partition;           ///< --partition of both jobs; empty: the cluster's default
-  int gpus_per_task = 1;           ///< --gres=gpu:K per array task; 0 (CPU nodes): no --gres
-  int cpus_per_task = 0;           ///< --cpus-per-task of an array task; 0: Slurm's default
-  std::string time;                ///< --time of each job; empty: the partition's default
-  std::vector<std::string> extra;  ///< more #SBATCH options for both jobs, e.g. "--account=p1"
-  std::filesystem::path out;       ///< folder of the scripts, logs/ and databases (absolute)
-  std::filesystem::path kbx;       ///< the kbx binary the jobs run (absolute)
-  std::filesystem::path suite_root;      ///< the tasks folder, passed to the jobs as --suite
-  std::filesystem::path workdir;         ///< the jobs' --chdir, where relative eval paths point
-  std::vector<std::string> eval_args;    ///< kbx eval's own arguments, without --shard and --db
-  bool dry_run = false;                  ///< write and print the scripts, submit nothing
+  int shards = 0;                      ///< N: array tasks 1..N, shard i/N each
+  std::string partition;               ///< --partition of both jobs; empty: the cluster's default
+  int gpus_per_task = 1;               ///< --gres=gpu:K per array task; 0 (CPU nodes): no --gres
+  int cpus_per_task = 0;               ///< --cpus-per-task of an array task; 0: Slurm's default
+  std::string time;                    ///< --time of each job; empty: the partition's default
+  std::vector<std::string> extra;      ///< more #SBATCH options for both jobs, e.g. "--account=p1"
+  std::filesystem::path out;           ///< folder of the scripts, logs/ and databases (absolute)
+  std::filesystem::path kbx;           ///< the kbx binary the jobs run (absolute)
+  std::filesystem::path suite_root;    ///< the tasks folder, passed to the jobs as --suite
+  std::filesystem::path workdir;       ///< the jobs' --chdir, where relative eval paths point
+  std::vector<std::string> eval_args;  ///< kbx eval's own arguments, without --shard and --db
+  bool dry_run = false;                ///< write and print the scripts, submit nothing
 };
 
 /// The files `kbx slurm submit` writes into its folder, for the user to read and edit.

@@ -26,7 +26,7 @@ namespace {
 /// Every table of the schema that merge knows; a table missing here stops the merge, so that a
 /// schema change must say how its new table merges.
 const std::set<std::string> kKnownTables = {
-    "meta",     "candidates",    "runs",        "results",    "case_results", "samples",
+    "meta",     "candidates",    "runs",        "results",     "case_results", "samples",
     "attempts", "result_grades", "case_grades", "calibration", "baselines"};
 
 /// Tables whose rows hang off a result (result_id), copied with their result.
@@ -37,9 +37,7 @@ struct InputRun {
   std::int64_t id = 0;
   std::string key, started_at, shard;
   std::int64_t seed = 0;
-  std::string identity() const {
-    return key + '\x1f' + started_at + '\x1f' + std::to_string(seed);
-  }
+  std::string identity() const { return key + '\x1f' + started_at + '\x1f' + std::to_string(seed); }
 };
 
 /// An input database, checked, with its runs and the lock that keeps kbx eval out meanwhile.
@@ -86,9 +84,10 @@ void check_version(sqlite3* db, const fs::path& path) {
         "(kbx results --db {0}), then merge again",
         path.string(), version, kSchemaVersion));
   }
-  throw Error(fmt::format("{}: schema version {}, this kbx reads {}: merge with the kbx that "
-                          "wrote it",
-                          path.string(), version, kSchemaVersion));
+  throw Error(
+      fmt::format("{}: schema version {}, this kbx reads {}: merge with the kbx that "
+                  "wrote it",
+                  path.string(), version, kSchemaVersion));
 }
 
 /// The writer lock of an input, held while merging so that no kbx eval writes it meanwhile;
@@ -352,12 +351,11 @@ std::string describe(const std::vector<Conflict>& conflicts, const std::vector<I
       conflicts.size());
   for (const auto& c : conflicts) {
     const auto shard = shard_of.find(c.run_key);
-    out += fmt::format("\n  run key {}{}: {} of method {}: {} in {}, {} in {}", c.run_key,
-                       shard != shard_of.end() && !shard->second.empty()
-                           ? " (shard " + shard->second + ")"
-                           : "",
-                       c.task, c.method, c.first_status, inputs[c.first_input - 1].path.string(),
-                       c.second_status, inputs[c.second_input - 1].path.string());
+    out += fmt::format(
+        "\n  run key {}{}: {} of method {}: {} in {}, {} in {}", c.run_key,
+        shard != shard_of.end() && !shard->second.empty() ? " (shard " + shard->second + ")" : "",
+        c.task, c.method, c.first_status, inputs[c.first_input - 1].path.string(), c.second_status,
+        inputs[c.second_input - 1].path.string());
   }
   return out;
 }

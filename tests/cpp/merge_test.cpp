@@ -149,16 +149,19 @@ TEST(Merge, TwoShardsGiveTheResultsOfOneDatabase) {
   EXPECT_EQ(shown(s.out), shown(s.one));
   EXPECT_NE(shown(s.out).find("Math/abs incorrect"), std::string::npos) << shown(s.out);
   // every result points at the candidate of its own task, and at a run of the output
-  EXPECT_EQ(rows(s.out, "SELECT COUNT(*) FROM results r JOIN candidates c ON c.id = "
-                        "r.candidate_id AND c.task = r.task JOIN runs u ON u.id = r.run_id"),
+  EXPECT_EQ(rows(s.out,
+                 "SELECT COUNT(*) FROM results r JOIN candidates c ON c.id = "
+                 "r.candidate_id AND c.task = r.task JOIN runs u ON u.id = r.run_id"),
             3);
   EXPECT_EQ(rows(s.out, "SELECT COUNT(*) FROM samples"), 15);
-  EXPECT_EQ(rows(s.out, "SELECT COUNT(*) FROM attempts a JOIN results r ON r.run_id = a.run_id "
-                        "AND r.candidate_id = a.candidate_id"),
+  EXPECT_EQ(rows(s.out,
+                 "SELECT COUNT(*) FROM attempts a JOIN results r ON r.run_id = a.run_id "
+                 "AND r.candidate_id = a.candidate_id"),
             3);
   EXPECT_EQ(rows(s.out, "SELECT COUNT(*) FROM case_grades"), 3);
-  EXPECT_EQ(rows(s.out, "SELECT COUNT(*) FROM runs WHERE settings LIKE '%2/2%' AND finished_at "
-                        "IS NOT NULL"),
+  EXPECT_EQ(rows(s.out,
+                 "SELECT COUNT(*) FROM runs WHERE settings LIKE '%2/2%' AND finished_at "
+                 "IS NOT NULL"),
             1);
   EXPECT_FALSE(fs::exists(s.out.string() + "-wal"));
 }
@@ -207,7 +210,9 @@ TEST(Merge, DifferentVerdictsForOneJobAreConflictsNamed) {
     store::Store db(again);  // shard 1/2 run again elsewhere: same key, another verdict
     add_shard(db, "1/2", kTasks, {{"Math/add", "incorrect"}, {"Activation/relu", "passed"}});
   }
-  const std::string msg = error_of([&] { store::merge_databases({s.a, s.b, again}, s.out, false); });
+  const std::string msg = error_of([&] {
+    store::merge_databases({s.a, s.b, again}, s.out, false);
+  });
   EXPECT_NE(msg.find("1 job(s) have different verdicts"), std::string::npos) << msg;
   EXPECT_NE(msg.find("key-1/2 (shard 1/2): Math/add of method expert: passed in " + s.a.string() +
                      ", incorrect in " + again.string()),
@@ -244,16 +249,20 @@ TEST(Merge, RefusesOtherSchemaVersionsNamingTheFile) {
 TEST(Merge, RefusesAnExistingOutputUnlessForcedAndBadInputs) {
   Shards s;
   write_file(s.out, "old");
-  EXPECT_NE(error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); }).find("--force"),
+  EXPECT_NE(error_of([&] {
+              store::merge_databases({s.a, s.b}, s.out, false);
+            }).find("--force"),
             std::string::npos);
   EXPECT_EQ(read_file(s.out), "old");
   store::merge_databases({s.a, s.b}, s.out, true);
   EXPECT_EQ(shown(s.out), shown(s.one));
-  EXPECT_NE(error_of([&] { store::merge_databases({s.a, s.b}, s.a, true); })
-                .find("is one of the inputs"),
+  EXPECT_NE(error_of([&] {
+              store::merge_databases({s.a, s.b}, s.a, true);
+            }).find("is one of the inputs"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { store::merge_databases({s.a, s.a}, s.dir.path() / "x.db", false); })
-                .find("given twice"),
+  EXPECT_NE(error_of([&] {
+              store::merge_databases({s.a, s.a}, s.dir.path() / "x.db", false);
+            }).find("given twice"),
             std::string::npos);
   EXPECT_NE(error_of([&] {
               store::merge_databases({s.dir.path() / "missing.db"}, s.dir.path() / "x.db", false);

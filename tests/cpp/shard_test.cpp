@@ -13,7 +13,8 @@ namespace {
 
 std::vector<std::string> keys(int n) {
   std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back("Cat" + std::to_string(i % 7) + "/t" + std::to_string(i));
+  for (int i = 0; i < n; ++i)
+    out.push_back("Cat" + std::to_string(i % 7) + "/t" + std::to_string(i));
   return out;
 }
 

@@ -53,13 +53,15 @@ TEST(Slurm, MergeJobWaitsForTheArrayAndMergesEveryShard) {
   o.extra = {"--account=proj"};
   const auto s = dist::slurm_scripts(o);
   EXPECT_TRUE(has(s.merge, "for i in $(seq 1 3); do dbs+=(\"/scratch/run1/shard-$i.db\"); done"));
-  EXPECT_TRUE(has(s.merge, "exec /opt/kbx/bin/kbx merge \"${dbs[@]}\" -o \"/scratch/run1/all.db\""));
+  EXPECT_TRUE(
+      has(s.merge, "exec /opt/kbx/bin/kbx merge \"${dbs[@]}\" -o \"/scratch/run1/all.db\""));
   EXPECT_FALSE(has(s.merge, "--gres"));
   EXPECT_TRUE(has(s.merge, "#SBATCH --account=proj\n"));
   EXPECT_TRUE(has(s.shards, "#SBATCH --account=proj\n"));
   EXPECT_TRUE(has(s.submit, "array=$(sbatch --parsable /scratch/run1/shards.sbatch)"));
-  EXPECT_TRUE(has(s.submit, "sbatch --parsable --dependency=afterok:$array "
-                            "/scratch/run1/merge.sbatch"));
+  EXPECT_TRUE(has(s.submit,
+                  "sbatch --parsable --dependency=afterok:$array "
+                  "/scratch/run1/merge.sbatch"));
 }
 
 TEST(Slurm, RefusesWhatTheScriptsSetOrCannotHold) {
