@@ -233,7 +233,7 @@ void merge_stored_in_order(sqlite3* db, const std::vector<Input>& inputs) {
 
 /// A job with different verdicts in two inputs.
 struct Conflict {
-  std::string run_key, shard, method, task;
+  std::string run_key, method, task;
   std::size_t first_input = 0, second_input = 0;
   std::string first_status, second_status;
 };

@@ -25,8 +25,16 @@ if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! comm
     >/dev/null || ! command -v munged >/dev/null; then
   say "installing slurm-wlm and munge (apt-get)"
   export DEBIAN_FRONTEND=noninteractive
+  # No daemon starts at install time (their init scripts would start a system munged): the
+  # policy that Debian's container images carry, for the install only when missing.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy"
+  fi
   apt_install() { apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; }
-  apt_install || { apt-get update -q >/dev/null && apt_install; }
+  apt_install || { apt-get update -q >/dev/null && apt_install; } || { [ -z "$policy" ] || rm -f "$policy"; exit 1; }
+  [ -z "$policy" ] || rm -f "$policy"
 fi
 say "$(slurmctld -V) installed, $(( $(date +%s) - start )) s in"
 
