@@ -8,9 +8,10 @@
 # Usage: tests/slurm/run_local_slurm.sh [path/to/kbx]   (KBX_PYTHON: Python with torch, triton)
 # KBX_SLURM_TASKS overrides the tasks; KBX_SLURM_KEEP=1 keeps the folder (logs, databases).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+ROOT=$(realpath "$(dirname "$0")/../..")
+KBX=$(realpath "${1:-$ROOT/build/kbx}")
+cd "$ROOT"
 start=$(date +%s)
-KBX=$(realpath "${1:-build/kbx}")
 TASKS=${KBX_SLURM_TASKS:-Activation/relu,Math/add,Math/abs,Loss/mse_loss}
 SEED=20261201
 say() { echo "slurm-test: $*"; }
