@@ -105,6 +105,10 @@ struct CommandOutput {
 
 /// Runs argv[0] (found on PATH) with these arguments and waits for it.
 CommandOutput run_command(const std::vector<std::string>& argv) {
+  std::vector<char*> args;  // made before the fork: the child only calls exec
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string not_found = "cannot run " + argv[0] + ": not found on PATH\n";
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw Error("pipe: cannot run " + argv[0]);
   const pid_t pid = fork();
@@ -112,11 +116,8 @@ CommandOutput run_command(const std::vector<std::string>& argv) {
   if (pid == 0) {
     dup2(fds[1], 1);
     dup2(fds[1], 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execvp(args[0], args.data());
-    std::fprintf(stderr, "cannot run %s: not found on PATH\n", args[0]);
+    (void)!write(2, not_found.data(), not_found.size());
     _exit(127);
   }
   close(fds[1]);
