@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 PYTHON := $(or $(KBX_PYTHON),$(shell bash scripts/setup.sh | tail -n 1))
 KBX = $(BUILD)/kbx
 
-.PHONY: build run test test-cpp test-asan test-python check-suite check-expert format check-format clean
+.PHONY: build run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
 
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKBX_WERROR=ON >/dev/null
@@ -15,7 +15,7 @@ build:
 run: build
 	@KBX_PYTHON=$(PYTHON) bash scripts/run_main.sh $(KBX)
 
-test: check-format build test-cpp test-asan test-python check-suite check-expert
+test: check-format build test-cpp test-asan test-python check-suite check-expert test-slurm
 
 test-cpp: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
@@ -27,6 +27,11 @@ test-asan:
 
 test-python: build
 	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q tests/python
+
+# A real Slurm on localhost (slurm-wlm and munge, installed when missing; root, else skipped):
+# kbx slurm submit --shards 2 on the CPU gives the verdicts of one kbx eval (about a minute).
+test-slurm: build
+	KBX_PYTHON=$(PYTHON) bash tests/slurm/run_local_slurm.sh $(KBX)
 
 check-suite: build
 	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu

@@ -13,6 +13,8 @@
 
 #include "common/error.h"
 #include "common/util.h"
+#include "dist/shard.h"
+#include "dist/slurm.h"
 #include "report/html.h"
 #include "report/report_data.h"
 #include "report/table.h"
@@ -23,6 +25,7 @@
 #include "sched/suite_check.h"
 #include "sched/worker.h"
 #include "store/calibration.h"
+#include "store/merge.h"
 #include "store/store.h"
 #include "suite/task.h"
 
@@ -279,6 +282,153 @@ int doctor(const std::string& python_flag) {
   return ok ? 0 : 1;
 }
 
+/// kbx eval's flags, bound to what they fill. Shared by `kbx eval` and `kbx slurm submit`, which
+/// parses the eval arguments it passes on before it submits anything.
+struct EvalFlags {
+  sched::EvalOptions ev;
+  std::vector<std::string> tasks, tiers;
+  std::string seed_text, work, shard, gpus, baselines = "eager";
+  bool cold = false, no_time = false;
+};
+
+/// Adds kbx eval's flags to cmd, bound to f (which must outlive the parse).
+void add_eval_flags(CLI::App* eval, EvalFlags& f) {
+  sched::EvalOptions& ev = f.ev;
+  eval->add_option("--method", ev.method, "method name the results are stored under")->required();
+  eval->add_option("--candidates", ev.candidates,
+                   "folder of Category/name.py files or a KernelBenchX .jsonl file; omitted: the "
+                   "method's imported candidates");
+  eval->add_option("--tasks", f.tasks, "only these tasks (Category/name, comma-separated)");
+  eval->add_option("--category", ev.category, "only this category");
+  eval->add_option("--device", ev.device,
+                   "cuda (all cases, timed) or cpu (edge and small cases "
+                   "under the Triton interpreter)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  eval->add_option("--track", ev.track,
+                   "triton: the candidate's own Triton kernels must do the "
+                   "work; any: any implementation")
+      ->check(CLI::IsMember({"triton", "any"}))
+      ->capture_default_str();
+  eval->add_option("--db", ev.db, "results database")->capture_default_str();
+  eval->add_option("--shard", f.shard,
+                   "only shard i of N (i from 1 to N, e.g. 2/4): the jobs (candidate x task), "
+                   "sorted by task, dealt round-robin, so that N shards run every job once on "
+                   "any machines; each shard is a run of its own (rerunning resumes it), and "
+                   "kbx merge joins their databases");
+  eval->add_option("--gpus", f.gpus,
+                   "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
+                   "such as 0,1; each has its own timing slot; the references run on the first "
+                   "(default: the GPU CUDA_VISIBLE_DEVICES names first)");
+  eval->add_option("--jobs", ev.jobs,
+                   "candidates evaluated at once (default: on cuda half the cores, at most 8 and "
+                   "as many as the GPU memory takes, their full-size cases and timed loops one "
+                   "at a time on the GPU; on cpu every core)");
+  eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
+  eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
+  eval->add_option("--seed", f.seed_text,
+                   "input seed (default: fresh from the OS, stored with the run)");
+  eval->add_option("--timeout", ev.timeout_s,
+                   "seconds per candidate (default 600 on cuda, 900 on cpu)");
+  eval->add_option("--work", f.work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
+  eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
+  eval->add_flag("--allow-unisolated", ev.allow_unisolated,
+                 "run candidates even where kbx cannot confine them (not root): they then run "
+                 "with your rights, and the run is marked unisolated");
+  eval->add_option("--job-disk-mb", ev.job_disk_mb,
+                   "size cap of a candidate's folder (default: 4096 on cpu, 65536 on cuda)");
+  eval->add_option("--job-memory-mb", ev.job_memory_mb,
+                   "memory cap of a candidate (cgroup v2; default: half of the machine's)");
+  eval->add_option("--tiers", f.tiers,
+                   "case tiers to run (edge,small,full; default: edge,small "
+                   "on cpu, all on cuda)");
+  eval->add_flag("--cold", f.cold,
+                 "start every candidate as a new interpreter instead of forking it "
+                 "from a warm parent");
+  eval->add_flag("--no-time", f.no_time, "skip timing (correctness only)");
+  eval->add_option("--baselines", f.baselines,
+                   "baselines timed against the candidates on the GPU: eager (always), or "
+                   "eager,compile to add torch.compile of each reference (cached per machine "
+                   "fingerprint and task)")
+      ->check(CLI::IsMember({"eager", "eager,compile", "compile"}))
+      ->capture_default_str();
+  eval->add_flag("--retime-baselines", ev.retime_baselines,
+                 "time cached baselines (torch.compile) again");
+}
+
+/// The options of a parsed kbx eval command line; throws Error on a bad tier, seed or shard.
+sched::EvalOptions eval_options(const EvalFlags& f, const fs::path& suite_root) {
+  sched::EvalOptions ev = f.ev;
+  ev.suite_root = suite_root;
+  ev.tasks = split_list(f.tasks);
+  ev.work_root = f.work;
+  ev.time = !f.no_time;
+  ev.compile_baseline = f.baselines.find("compile") != std::string::npos;
+  ev.warm = !f.cold;
+  ev.tiers = split_list(f.tiers);
+  for (const auto& t : ev.tiers) {
+    if (t != "edge" && t != "small" && t != "full") throw Error("--tiers: unknown tier " + t);
+  }
+  if (!f.seed_text.empty()) {
+    try {
+      ev.seed = std::stoull(f.seed_text);
+    } catch (const std::exception&) {
+      throw Error("--seed " + f.seed_text + ": expected a whole number");
+    }
+  }
+  if (!f.shard.empty()) ev.shard = dist::parse_shard(f.shard);
+  if (ev.jobs < 0) throw Error("--jobs: must be at least 1");
+  if (!f.gpus.empty()) {
+    ev.gpus = sched::resolve_gpus(f.gpus, sched::visible_devices(), "/proc/driver/nvidia/gpus");
+  }
+  return ev;
+}
+
+/// `kbx slurm submit`: checks the kbx eval arguments as kbx eval would (a typo fails here, not
+/// in N queued jobs), fixes one seed for all shards, then writes (and submits) the scripts.
+int slurm_submit_cmd(dist::SlurmOptions so, const std::string& out, const fs::path& suite_root) {
+  dist::check_eval_args(so.eval_args);
+  CLI::App probe{"kbx eval"};
+  EvalFlags f;
+  add_eval_flags(&probe, f);
+  std::vector<std::string> reversed(so.eval_args.rbegin(), so.eval_args.rend());
+  try {
+    probe.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw Error(fmt::format("kbx eval arguments after --: {}", e.what()));
+  }
+  const sched::EvalOptions ev = eval_options(f, suite_root);
+  suite::select(suite::load_suite(suite_root), ev.category, ev.tasks);  // unknown tasks fail here
+  if (so.gpus_per_task == 0 && ev.device == "cuda") {
+    throw Error(
+        "--gpus-per-task 0 gives the shards no GPU, but kbx eval's --device is cuda (the "
+        "default): add --device cpu after --, or ask for a GPU per task");
+  }
+  std::string seed;
+  if (!ev.seed) {  // one seed for every shard: the same inputs as one run with that seed
+    seed = std::to_string(random_seed());
+    so.eval_args.insert(so.eval_args.end(), {"--seed", seed});
+  }
+  so.out = fs::absolute(out).lexically_normal();
+  so.workdir = fs::current_path();
+  so.suite_root = fs::absolute(suite_root).lexically_normal();
+  so.kbx = fs::read_symlink("/proc/self/exe");
+  dist::slurm_submit(so);
+  if (!seed.empty()) std::fprintf(stderr, "kbx: slurm: every shard uses --seed %s\n", seed.c_str());
+  return 0;
+}
+
+int merge_cmd(const std::vector<std::string>& inputs, const fs::path& output, bool force) {
+  std::vector<fs::path> paths(inputs.begin(), inputs.end());
+  const auto m = store::merge_databases(paths, output, force);
+  std::printf(
+      "merged %d databases into %s: %lld runs (%d found in several inputs, kept once), "
+      "%lld candidates, %lld results; kbx results --db %s shows them\n",
+      m.inputs, output.c_str(), static_cast<long long>(m.runs), m.shared_runs,
+      static_cast<long long>(m.candidates), static_cast<long long>(m.results), output.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -310,71 +460,9 @@ int main(int argc, char** argv) {
                     "only these tasks (Category/name, repeatable or comma-separated)");
   check->add_option("--python", python, "Python interpreter with torch");
 
-  sched::EvalOptions ev;
-  std::string seed_text, work;
+  EvalFlags eval_flags;
   auto* eval = app.add_subcommand("eval", "evaluate a method's candidate kernels");
-  eval->add_option("--method", ev.method, "method name the results are stored under")->required();
-  eval->add_option("--candidates", ev.candidates,
-                   "folder of Category/name.py files or a KernelBenchX .jsonl file; omitted: the "
-                   "method's imported candidates");
-  eval->add_option("--tasks", task_list, "only these tasks (Category/name, comma-separated)");
-  eval->add_option("--category", ev.category, "only this category");
-  eval->add_option("--device", ev.device,
-                   "cuda (all cases, timed) or cpu (edge and small cases "
-                   "under the Triton interpreter)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
-  eval->add_option("--track", ev.track,
-                   "triton: the candidate's own Triton kernels must do the "
-                   "work; any: any implementation")
-      ->check(CLI::IsMember({"triton", "any"}))
-      ->capture_default_str();
-  eval->add_option("--db", ev.db, "results database")->capture_default_str();
-  std::string gpus_flag;
-  eval->add_option("--gpus", gpus_flag,
-                   "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
-                   "such as 0,1; each has its own timing slot; the references run on the first "
-                   "(default: the GPU CUDA_VISIBLE_DEVICES names first)");
-  eval->add_option(
-      "--jobs", ev.jobs,
-      "candidates evaluated at once (default: on cuda half the cores, at most 8 and as "
-      "many as the GPU memory takes, "
-      "their full-size cases and timed loops one at a time on the GPU; on cpu every "
-      "core)");
-  eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
-  eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
-  eval->add_option("--seed", seed_text,
-                   "input seed (default: fresh from the OS, stored with the run)");
-  eval->add_option("--timeout", ev.timeout_s,
-                   "seconds per candidate (default 600 on cuda, 900 on cpu)");
-  eval->add_option("--work", work, "scratch folder for tensor files (default $KBX_WORK or /tmp)");
-  eval->add_flag("--keep-files", ev.keep_files, "keep each job's folder after its verdict");
-  eval->add_flag("--allow-unisolated", ev.allow_unisolated,
-                 "run candidates even where kbx cannot confine them (not root): they then run "
-                 "with your rights, and the run is marked unisolated");
-  eval->add_option("--job-disk-mb", ev.job_disk_mb,
-                   "size cap of a candidate's folder (default: 4096 on cpu, 65536 on cuda)");
-  eval->add_option("--job-memory-mb", ev.job_memory_mb,
-                   "memory cap of a candidate (cgroup v2; default: half of the machine's)");
-  std::vector<std::string> tier_list;
-  eval->add_option("--tiers", tier_list,
-                   "case tiers to run (edge,small,full; default: edge,small "
-                   "on cpu, all on cuda)");
-  bool cold = false;
-  eval->add_flag("--cold", cold,
-                 "start every candidate as a new interpreter instead of forking it "
-                 "from a warm parent");
-  bool no_time = false;
-  eval->add_flag("--no-time", no_time, "skip timing (correctness only)");
-  std::string baselines = "eager";
-  eval->add_option("--baselines", baselines,
-                   "baselines timed against the candidates on the GPU: eager (always), or "
-                   "eager,compile to add torch.compile of each reference (cached per machine "
-                   "fingerprint and task)")
-      ->check(CLI::IsMember({"eager", "eager,compile", "compile"}))
-      ->capture_default_str();
-  eval->add_flag("--retime-baselines", ev.retime_baselines,
-                 "time cached baselines (torch.compile) again");
+  add_eval_flags(eval, eval_flags);
 
   auto* import =
       app.add_subcommand("import", "store candidates in the database without running them");
@@ -433,6 +521,62 @@ int main(int argc, char** argv) {
   calibrate->add_option("--db", db_path, "results database")->capture_default_str();
   calibrate->add_option("--python", python, "Python interpreter with torch");
 
+  auto* merge = app.add_subcommand(
+      "merge",
+      "merge results databases (the shards of kbx eval --shard, or any) into a new one: runs, "
+      "candidates, results, samples, attempts, calibrations, baselines, with ids renumbered; "
+      "refuses inputs of another schema version and jobs with different verdicts in two inputs");
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  bool merge_force = false;
+  merge->add_option("inputs", merge_inputs, "the databases to merge (A.db B.db ...)")->required();
+  merge->add_option("-o,--output", merge_output, "the merged database, a new file")->required();
+  merge->add_flag("--force", merge_force, "replace the output if it exists");
+
+  auto* slurm = app.add_subcommand(
+      "slurm", "run kbx eval on a Slurm cluster: N shards as one array job, then their merge");
+  slurm->require_subcommand(1);
+  auto* submit = slurm->add_subcommand(
+      "submit",
+      "write sbatch scripts for N shards of one kbx eval (array task i runs --shard i/N into "
+      "OUT/shard-i.db) and a merge job into OUT/all.db that runs once every shard succeeded; "
+      "submit them with sbatch unless --dry-run");
+  dist::SlurmOptions slurm_options;
+  std::string slurm_out = "kbx-slurm";
+  submit->add_option("--shards", slurm_options.shards, "N: shards, one array task each")
+      ->required();
+  submit->add_option("--partition", slurm_options.partition,
+                     "partition of both jobs (default: the cluster's)");
+  submit
+      ->add_option("--gpus-per-task", slurm_options.gpus_per_task,
+                   "GPUs of each array task (--gres=gpu:K); 0 for CPU nodes (with --device cpu "
+                   "in the eval arguments)")
+      ->capture_default_str();
+  submit->add_option("--cpus-per-task", slurm_options.cpus_per_task,
+                     "CPUs of each array task (default: the partition's)");
+  submit->add_option("--time", slurm_options.time,
+                     "time limit of each job, as sbatch takes it (e.g. 4:00:00)");
+  submit
+      ->add_option("--out", slurm_out,
+                   "folder for the scripts, logs/, shard-i.db and all.db (the same folder again "
+                   "resumes the shards)")
+      ->capture_default_str();
+  submit->add_option("--sbatch", slurm_options.extra,
+                     "another sbatch option for both jobs, written as --sbatch=--account=NAME "
+                     "(repeatable)");
+  submit->add_flag("--dry-run", slurm_options.dry_run,
+                   "write the scripts and print them and the sbatch commands; submit nothing");
+  submit
+      ->add_option("eval_args", slurm_options.eval_args,
+                   "kbx eval's arguments, after -- (without --db and --shard, which each "
+                   "shard gets)")
+      ->required();
+  submit->footer(
+      "Example: kbx slurm submit --shards 8 --partition gpu --time 4:00:00 -- --method mine "
+      "--candidates kernels/\n"
+      "Writes OUT/shards.sbatch (the array job), OUT/merge.sbatch (kbx merge, after it with "
+      "--dependency=afterok) and OUT/submit.sh (both sbatch calls, to run after editing them).");
+
   auto* doc =
       app.add_subcommand("doctor", "what this machine offers: GPU, driver, torch, triton, sandbox");
   doc->add_option("--python", python, "Python interpreter with torch");
@@ -455,25 +599,9 @@ int main(int argc, char** argv) {
       co.python = python;
       return sched::run_suite_check(co);
     }
-    if (eval->parsed()) {
-      ev.suite_root = suite_root;
-      ev.tasks = split_list(task_list);
-      ev.work_root = work;
-      ev.time = !no_time;
-      ev.compile_baseline = baselines.find("compile") != std::string::npos;
-      ev.warm = !cold;
-      ev.tiers = split_list(tier_list);
-      for (const auto& t : ev.tiers) {
-        if (t != "edge" && t != "small" && t != "full") throw Error("--tiers: unknown tier " + t);
-      }
-      if (!seed_text.empty()) ev.seed = std::stoull(seed_text);
-      if (ev.jobs < 0) throw Error("--jobs: must be at least 1");
-      if (!gpus_flag.empty()) {
-        ev.gpus =
-            sched::resolve_gpus(gpus_flag, sched::visible_devices(), "/proc/driver/nvidia/gpus");
-      }
-      return sched::run_eval(ev);
-    }
+    if (eval->parsed()) return sched::run_eval(eval_options(eval_flags, suite_root));
+    if (merge->parsed()) return merge_cmd(merge_inputs, merge_output, merge_force);
+    if (submit->parsed()) return slurm_submit_cmd(slurm_options, slurm_out, suite_root);
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);
     if (results->parsed()) {
       return results_cmd(db_path, method,

@@ -172,13 +172,14 @@ void keep_known_tasks(Found& found, const suite::Suite& suite) {
 
 std::string run_key(const std::string& method, const std::string& device, const std::string& track,
                     const std::vector<std::string>& tiers,
-                    const std::vector<store::Candidate>& candidates) {
+                    const std::vector<store::Candidate>& candidates, const std::string& shard) {
   std::vector<std::string> parts;
   for (const auto& c : candidates) parts.push_back(c.task + ":" + c.sha256);
   std::sort(parts.begin(), parts.end());
   std::string text = method + "|" + device + "|" + track + "|";
   for (const auto& t : tiers) text += t + ",";
   for (const auto& p : parts) text += "|" + p;
+  if (!shard.empty()) text += "|shard " + shard;
   return sha256_hex(text).substr(0, 24);
 }
 

@@ -31,9 +31,11 @@ void keep_last_per_task(Found& found);
 /// Drops candidates whose task is not in the suite (adding a problem line for each).
 void keep_known_tasks(Found& found, const suite::Suite& suite);
 
-/// Key identifying "the same command": rerunning with the same key resumes that run.
+/// Key identifying "the same command": rerunning with the same key resumes that run. `shard`
+/// ("i/N", kbx eval --shard) makes each shard a run of its own; empty for a whole run, whose key
+/// is the same as before shards existed.
 std::string run_key(const std::string& method, const std::string& device, const std::string& track,
                     const std::vector<std::string>& tiers,
-                    const std::vector<store::Candidate>& candidates);
+                    const std::vector<store::Candidate>& candidates, const std::string& shard = "");
 
 }  // namespace kbx::plan

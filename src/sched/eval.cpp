@@ -71,6 +71,16 @@ std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suit
   return kept;
 }
 
+/// The candidates of this shard's jobs (dist/shard.h), in their order. A job's key is its task,
+/// method and source hash: the same on every machine that reads the same candidates.
+std::vector<store::Candidate> keep_shard(std::vector<store::Candidate> cands, dist::Shard shard) {
+  std::vector<std::string> keys;
+  for (const auto& c : cands) keys.push_back(c.task + "|" + c.method + "|" + c.sha256);
+  std::vector<store::Candidate> mine;
+  for (std::size_t k : dist::shard_members(keys, shard)) mine.push_back(std::move(cands[k]));
+  return mine;
+}
+
 json environment_of(const json& hello, const WorkerEnv& env) {
   const auto& ab = sandbox::abilities();
   json e = hello.is_null() ? json::object() : hello;
@@ -239,6 +249,12 @@ int run_eval(const EvalOptions& options) {
     say("nothing to evaluate");
     return 1;
   }
+  if (o.shard) {
+    const std::size_t all = cands.size();
+    cands = keep_shard(std::move(cands), *o.shard);
+    say(fmt::format("shard {}: {} of the {} jobs", o.shard->text(), cands.size(), all));
+    if (cands.empty()) return 0;  // more shards than jobs: an empty shard is done
+  }
 
   WorkerEnv env;
   env.confine = decide_confinement(o, private_mounts);
@@ -258,7 +274,8 @@ int run_eval(const EvalOptions& options) {
   }
 
   const auto tiers = o.tiers.empty() ? tiers_for(o.device) : o.tiers;
-  const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands);
+  const std::string shard = o.shard ? o.shard->text() : "";
+  const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands, shard);
   std::optional<store::Run> run = o.fresh ? std::nullopt : db.find_run(key);
   if (run) {
     say(fmt::format("resuming run {} (same command as before; --fresh starts a new one)", run->id));
@@ -269,15 +286,15 @@ int run_eval(const EvalOptions& options) {
     r.device = o.device;
     r.track = o.track;
     r.seed = o.seed ? *o.seed : random_seed();
-    r.settings_json = json{
-        {"tiers", tiers},
-        {"timeout_s", env.timeout_s},
-        {"jobs", o.jobs},
-        {"gpus", o.gpus},
-        {"time", o.time},
-        {"isolation", env.confine ? "confined" : "unisolated"},
-        {"candidates",
-         o.candidates}}.dump();
+    json settings{{"tiers", tiers},
+                  {"timeout_s", env.timeout_s},
+                  {"jobs", o.jobs},
+                  {"gpus", o.gpus},
+                  {"time", o.time},
+                  {"isolation", env.confine ? "confined" : "unisolated"},
+                  {"candidates", o.candidates}};
+    if (o.shard) settings["shard"] = shard;
+    r.settings_json = settings.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);
     run = db.find_run(key);

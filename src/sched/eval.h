@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "dist/shard.h"
+
 namespace kbx::sched {
 
 /// Everything `kbx eval` is asked to do.
@@ -27,13 +29,14 @@ struct EvalOptions {
   double timeout_s = 0;  ///< per candidate; 0: a device-dependent default
   bool keep_files = false;
   bool time = true;
-  bool warm = true;                 ///< fork candidates from a warm parent (imports done once)
-  std::vector<std::string> tiers;   ///< case tiers to run; empty: the device's default
-  bool compile_baseline = false;    ///< also time torch.compile of each reference (GPU)
-  bool retime_baselines = false;    ///< time baselines again even when cached for this machine
-  bool allow_unisolated = false;    ///< run candidates even where they cannot be confined
-  std::uint64_t job_disk_mb = 0;    ///< a job folder's size cap; 0: 4 GiB on cpu, 64 GiB on cuda
-  std::uint64_t job_memory_mb = 0;  ///< a job's memory cap (cgroup); 0: half the machine's
+  bool warm = true;                  ///< fork candidates from a warm parent (imports done once)
+  std::vector<std::string> tiers;    ///< case tiers to run; empty: the device's default
+  bool compile_baseline = false;     ///< also time torch.compile of each reference (GPU)
+  bool retime_baselines = false;     ///< time baselines again even when cached for this machine
+  bool allow_unisolated = false;     ///< run candidates even where they cannot be confined
+  std::uint64_t job_disk_mb = 0;     ///< a job folder's size cap; 0: 4 GiB on cpu, 64 GiB on cuda
+  std::uint64_t job_memory_mb = 0;   ///< a job's memory cap (cgroup); 0: half the machine's
+  std::optional<dist::Shard> shard;  ///< only this shard of the jobs (dist/shard.h); none: all
 };
 
 /// Exit code of `kbx eval` when another kbx eval holds the database (store::WriterLock).
@@ -49,9 +52,9 @@ int default_jobs(const std::string& device, unsigned cores);
 /// small cases).
 int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes);
 
-/// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict, 2 when some
-/// job met a harness fault (stored as harness_error, run again by the next kbx eval),
-/// kExitBusy when another kbx eval is writing the database.
+/// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict (or a shard
+/// has no jobs), 2 when some job met a harness fault (stored as harness_error, run again by the
+/// next kbx eval), kExitBusy when another kbx eval is writing the database.
 int run_eval(const EvalOptions& options);
 
 /// Imports candidates into the database without evaluating them (`kbx import`).

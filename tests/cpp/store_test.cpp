@@ -149,6 +149,20 @@ TEST(Plan, RunKeyDependsOnCandidatesAndSettings) {
             plan::run_key("m", "cuda", "triton", {"edge"}, a));
 }
 
+TEST(Plan, RunKeyOfAShardIsItsOwnAndAWholeRunKeepsItsKey) {
+  std::vector<store::Candidate> a = {{0, "m", "Math/add", "h1", "", ""}};
+  // the key of a whole run is the one kbx computed before shards existed: old runs resume
+  EXPECT_EQ(plan::run_key("m", "cpu", "triton", {"edge"}, a),
+            sha256_hex("m|cpu|triton|edge,|Math/add:h1").substr(0, 24));
+  EXPECT_EQ(plan::run_key("m", "cpu", "triton", {"edge"}, a, ""),
+            plan::run_key("m", "cpu", "triton", {"edge"}, a));
+  const auto one = plan::run_key("m", "cpu", "triton", {"edge"}, a, "1/2");
+  EXPECT_NE(one, plan::run_key("m", "cpu", "triton", {"edge"}, a));
+  EXPECT_NE(one, plan::run_key("m", "cpu", "triton", {"edge"}, a, "2/2"));
+  EXPECT_NE(one, plan::run_key("m", "cpu", "triton", {"edge"}, a, "1/3"));
+  EXPECT_EQ(one, plan::run_key("m", "cpu", "triton", {"edge"}, a, "1/2"));
+}
+
 TEST(Store, TimingSamplesComeBackWithTheirCase) {
   test::TempDir dir;
   store::Store db(dir.path() / "k.db");
