@@ -129,7 +129,12 @@ def _zeta_int_pos(y, S: tl.constexpr, W0: tl.constexpr,
             direct += tl.where(k < cnt, _recip(_ipow(y + k, S)), 0.0)
         w = y + cnt.to(tl.float32)
     # Euler-Maclaurin tail at w >= W0: w^(1-S) [1/(S-1) + r/2 + sum_j C_j r^2j], r = 1/w
-    r = 1.0 / w  # w >= 6: r only enters the correction terms, the approximate GPU division is enough
+    if S == 2:
+        r = _recip(w)
+        lead = r  # w^(1-S)
+    else:
+        r = 1.0 / w  # w >= 6: r only enters the correction terms, the approximate GPU division is enough
+        lead = _recip(_ipow(w, S - 1))
     r2 = r * r
     em = C7 + r2 * C8
     em = C6 + r2 * em
@@ -138,7 +143,7 @@ def _zeta_int_pos(y, S: tl.constexpr, W0: tl.constexpr,
     em = C3 + r2 * em
     em = C2 + r2 * em
     em = C1 + r2 * em
-    tail = _recip(_ipow(w, S - 1)) * ((1.0 / (S - 1.0)) + 0.5 * r + r2 * em)
+    tail = lead * ((1.0 / (S - 1.0)) + 0.5 * r + r2 * em)
     if S <= 6:
         res = tl.where(small, direct + tail, tail)
     else:
