@@ -15,10 +15,10 @@ _BLOCK = 2048
 #   x < 0:      the reflection psi(x) = psi(1 - x) - pi cot(pi x), with pi x reduced exactly
 #               (r = x - round(x) in [-1/2, 1/2]); negative integers give NaN. Only blocks that hold a
 #               negative input evaluate it.
-# Divisions that set the accuracy are IEEE (div_rn). On the GPU the logarithm and sinpi/cospi are libdevice's (tl.log there
-# is the approximate lg2.approx form); the CPU interpreter cannot run libdevice and computes tl.log,
-# tl.sin and tl.cos exactly with numpy, so it takes those: the same algorithm, only the library calls
-# differ.
+# Divisions that set the accuracy are IEEE (div_rn). On the GPU the logarithm and sinpi/cospi are
+# libdevice's (tl.log there is the approximate lg2.approx form); the CPU interpreter cannot run
+# libdevice and computes tl.log, tl.sin and tl.cos exactly with numpy, so it takes those: the same
+# algorithm, only the library calls differ.
 _PRECISE = not triton.knobs.runtime.interpret
 _OPTS = {"enable_reflect_ftz": False} if _PRECISE else {}
 
