@@ -1,14 +1,20 @@
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
-_BLOCK = 1024
+_BLOCK = 2048
 
-# log(|Gamma(x)|) evaluated in float64 inside the kernel (float32 in and out):
+# On the GPU: libdevice's lgammaf, in float32 (the function PyTorch's own CUDA kernel calls; libdevice
+# built without flush-to-zero, so subnormal arguments give their finite log, about 88 to 103).
+# The CPU interpreter cannot run libdevice, so there the same function is evaluated by a stand-in,
+# log(|Gamma(x)|) in float64 (float32 in and out):
 #   x > 0:  shift up to w = x + m >= 8 with Gamma(x) = Gamma(w) / (x (x+1) ... (w-1)), then Stirling's
 #           series (w - 1/2) ln w - w + ln(2 pi)/2 + sum_k B_2k / (2k (2k-1) w^(2k-1)).
 #   x < 0:  reflection |Gamma(x)| = pi / (|sin(pi x)| Gamma(1 - x)), with sin(pi x) reduced exactly
 #           (x - round(x) is exact for a float32 x held in float64).
+_PRECISE = not triton.knobs.runtime.interpret
+_OPTS = {"enable_reflect_ftz": False} if _PRECISE else {}
 
 
 @triton.jit
@@ -33,10 +39,8 @@ def _lgamma_pos(z):
 
 
 @triton.jit
-def _gammaln_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=1.0).to(tl.float64)
+def _lgamma_f64(x):
+    # the interpreter's stand-in for lgammaf (x float64)
     neg = x < 0.0
     z = tl.where(neg, 1.0 - x, x)
     lg = _lgamma_pos(z)
@@ -46,8 +50,30 @@ def _gammaln_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     refl = 1.1447298858494002 - tl.log(sinpi) - lg  # log(pi) - log|sin(pi x)| - lgamma(1 - x)
     res = tl.where(neg, refl, lg)
     res = tl.where(tl.abs(x) == float("inf"), float("inf"), res)
-    res = tl.where(x != x, x, res)
-    tl.store(y_ptr + offs, res.to(y_ptr.dtype.element_ty), mask=mask)
+    return tl.where(x != x, x, res)
+
+
+@triton.jit
+def _gammaln_f32(x, PRECISE: tl.constexpr):
+    # lgamma(+-0) = lgamma(negative integer) = lgamma(+-inf) = +inf, NaN stays NaN
+    if PRECISE:
+        return libdevice.lgamma(x)
+    else:
+        return _lgamma_f64(x.to(tl.float64)).to(tl.float32)
+
+
+@triton.jit
+def _gammaln_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, PRECISE: tl.constexpr):
+    start = tl.program_id(0).to(tl.int64) * BLOCK
+    offs = start + tl.arange(0, BLOCK)
+    if start + BLOCK <= n:
+        # full block: unmasked, so the loads and stores vectorize whatever n is
+        y = _gammaln_f32(tl.load(x_ptr + offs), PRECISE)
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty))
+    else:
+        mask = offs < n
+        y = _gammaln_f32(tl.load(x_ptr + offs, mask=mask, other=1.0), PRECISE)
+        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 def gammaln(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
@@ -58,7 +84,7 @@ def gammaln(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     n = x.numel()
     if n:
-        _gammaln_kernel[(triton.cdiv(n, _BLOCK),)](x, y, n, BLOCK=_BLOCK, num_warps=4)
+        _gammaln_kernel[(triton.cdiv(n, _BLOCK),)](x, y, n, BLOCK=_BLOCK, PRECISE=_PRECISE, num_warps=8, **_OPTS)
     if out is not None:
         if y is not out:
             out.copy_(y)
