@@ -23,11 +23,11 @@ std::string bin_label(std::size_t i) {
   return fmt::format("{}x to {}x", kSpreadEdges[i], kSpreadEdges[i + 1]);
 }
 
-/// One kernel (same method, task and source) timed correct on two GPUs or more.
+/// One kernel (same method, slot and source) timed correct on two GPUs or more.
 struct Spread {
   std::int32_t task = 0;
   double spread = 1;  ///< highest speedup over lowest
-  std::map<std::int32_t, double> speedup_by_gpu;
+  std::vector<std::pair<std::int32_t, double>> speedup_by_gpu;
 };
 
 /// Per method with kernels on two GPUs or more: its GPUs and its kernels' spreads.
@@ -37,37 +37,87 @@ struct MethodSpreads {
   int shared = 0;  ///< kernels seen on two GPUs or more, correct or not
 };
 
-std::map<std::int32_t, MethodSpreads> spreads_by_method(const KernelSet& set, Level level) {
-  std::map<std::int32_t, std::set<std::int32_t>> gpus;
-  for (const Kernel& k : set.all) gpus[k.method].insert(k.gpu);
-  std::vector<const Kernel*> kernels;  // of methods on two GPUs or more
-  for (const Kernel& k : set.all) {
-    if (gpus[k.method].size() > 1) kernels.push_back(&k);
-  }
-  auto key = [](const Kernel* k) { return std::tie(k->method, k->task, k->source, k->gpu); };
-  std::sort(kernels.begin(), kernels.end(),
-            [&](const Kernel* a, const Kernel* b) { return key(a) < key(b); });
-  std::map<std::int32_t, MethodSpreads> out;
-  for (std::size_t i = 0; i < kernels.size();) {
-    std::size_t j = i;
+/// A kernel's slot: its task, sample and round (one method's kernels on one GPU are sorted by it).
+auto slot_key(const Kernel& k) {
+  return std::tie(k.task, k.sample, k.round);
+}
+
+/// Adds the kernels of one slot, one per GPU, to the method's spreads: those with the same
+/// source are one kernel seen on several GPUs.
+void add_slot(const std::vector<const Kernel*>& slot, Level level, MethodSpreads& m) {
+  std::vector<char> done(slot.size(), 0);
+  for (std::size_t a = 0; a < slot.size(); ++a) {
+    if (done[a]) continue;
     Spread s;
-    s.task = kernels[i]->task;
-    std::set<std::int32_t> seen;
-    while (j < kernels.size() && kernels[j]->method == kernels[i]->method &&
-           kernels[j]->task == kernels[i]->task && kernels[j]->source == kernels[i]->source) {
-      const Kernel* k = kernels[j++];
-      seen.insert(k->gpu);
-      if (k->correct[level] && k->timed()) s.speedup_by_gpu.emplace(k->gpu, k->speedup);
+    s.task = slot[a]->task;
+    int seen = 0;
+    for (std::size_t b = a; b < slot.size(); ++b) {
+      if (done[b] || slot[b]->source != slot[a]->source) continue;
+      done[b] = 1;
+      ++seen;
+      if (slot[b]->correct[level] && slot[b]->timed()) {
+        s.speedup_by_gpu.push_back({slot[b]->gpu, slot[b]->speedup});
+      }
     }
-    auto& m = out[kernels[i]->method];
-    m.gpus = gpus[kernels[i]->method];
-    m.shared += seen.size() > 1;
-    if (s.speedup_by_gpu.size() > 1) {
-      double lo = INFINITY, hi = 0;
-      for (const auto& [gpu, v] : s.speedup_by_gpu) lo = std::min(lo, v), hi = std::max(hi, v);
-      s.spread = hi / lo;
-      m.spreads.push_back(std::move(s));
+    m.shared += seen > 1;
+    if (s.speedup_by_gpu.size() < 2) continue;
+    double lo = INFINITY, hi = 0;
+    for (const auto& [gpu, v] : s.speedup_by_gpu) lo = std::min(lo, v), hi = std::max(hi, v);
+    s.spread = hi / lo;
+    m.spreads.push_back(std::move(s));
+  }
+}
+
+/// One method's kernels on each of its GPUs (ranges of the kernel set, each sorted by slot),
+/// merged slot by slot.
+MethodSpreads merge_gpus(const KernelSet& set,
+                         const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+                         Level level) {
+  MethodSpreads m;
+  std::vector<std::size_t> head;
+  for (const auto& [begin, end] : ranges) {
+    m.gpus.insert(set.all[begin].gpu);
+    head.push_back(begin);
+  }
+  std::vector<const Kernel*> slot;
+  while (true) {
+    const Kernel* least = nullptr;
+    for (std::size_t r = 0; r < ranges.size(); ++r) {
+      if (head[r] == ranges[r].second) continue;
+      const Kernel& k = set.all[head[r]];
+      if (!least || slot_key(k) < slot_key(*least)) least = &k;
     }
+    if (!least) break;
+    slot.clear();
+    const auto key = slot_key(*least);
+    for (std::size_t r = 0; r < ranges.size(); ++r) {
+      if (head[r] < ranges[r].second && slot_key(set.all[head[r]]) == key) {
+        slot.push_back(&set.all[head[r]++]);
+      }
+    }
+    add_slot(slot, level, m);
+  }
+  return m;
+}
+
+/// Per method with kernels on two GPUs or more, the spreads of its kernels (a kernel: the same
+/// source in the same task, sample and round). Linear: the kernel set is sorted by method, GPU
+/// and slot already.
+std::map<std::int32_t, MethodSpreads> spreads_by_method(const KernelSet& set, Level level) {
+  std::map<std::int32_t, MethodSpreads> out;
+  const auto& all = set.all;
+  for (std::size_t i = 0; i < all.size();) {
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;  // one per GPU
+    std::size_t j = i;
+    while (j < all.size() && all[j].method == all[i].method) {
+      std::size_t end = j;
+      while (end < all.size() && all[end].method == all[j].method && all[end].gpu == all[j].gpu) {
+        ++end;
+      }
+      ranges.emplace_back(j, end);
+      j = end;
+    }
+    if (ranges.size() > 1) out[all[i].method] = merge_gpus(set, ranges, level);
     i = j;
   }
   return out;
@@ -140,9 +190,9 @@ std::vector<Table> hardware_tables(const KernelSet& set, const AnalyzeOptions&, 
     }
   }
   t.notes.push_back(fmt::format(
-      "a kernel is one method's source for one task (any round or sample), judged on each GPU "
-      "(the run's environment names it); its spread needs it correct at the {} level and timed "
-      "on two GPUs or more",
+      "a kernel is one method's source for one task, sample and round, judged on each GPU (the "
+      "run's environment names it); its spread needs it correct at the {} level and timed on "
+      "two GPUs or more",
       level_name(level)));
   if (by_method.empty()) t.notes.push_back("no method has kernels on two GPUs or more");
   return {std::move(t), std::move(dist), std::move(per_gpu)};

@@ -171,12 +171,16 @@ std::vector<Table> unsolved_tables(const KernelSet& set, const AnalyzeOptions& o
   std::vector<char> seen(pool, 0), solved(pool, 0);
   std::vector<std::int32_t> category_of(pool, -1);
   std::vector<std::set<std::int32_t>> methods(pool);
+  const Kernel* last = nullptr;
   for (const Kernel& k : set.all) {
     const auto task = static_cast<std::size_t>(k.task);
     seen[task] = 1;
     solved[task] |= k.correct[level];
     category_of[task] = k.category;
-    methods[static_cast<std::size_t>(k.category)].insert(k.method);
+    if (!last || last->method != k.method || last->category != k.category) {
+      methods[static_cast<std::size_t>(k.category)].insert(k.method);
+    }
+    last = &k;
   }
   std::vector<std::int32_t> categories;
   for (std::size_t task = 0; task < pool; ++task) {
@@ -232,10 +236,13 @@ std::vector<Metric> round_metrics() {
   };
 }
 
-/// A (task, sample) of a method on a GPU: its kernels, by round.
+/// A (task, sample) of a method on a GPU: its kernels, consecutive in the kernel set and sorted
+/// by round.
 struct Slot {
   std::int32_t task = 0;
-  std::vector<const Kernel*> rounds;
+  const Kernel* begin = nullptr;
+  const Kernel* end = nullptr;
+  const Kernel& first() const { return *begin; }
 };
 
 /// The slots of the kernels all[first, last) (one method and GPU, sorted by task, sample, round).
@@ -244,9 +251,9 @@ std::vector<Slot> slots_of(const std::vector<Kernel>& all, std::size_t first, st
   for (std::size_t i = first; i < last; ++i) {
     const Kernel& k = all[i];
     if (i == first || all[i - 1].task != k.task || all[i - 1].sample != k.sample) {
-      slots.push_back({k.task, {}});
+      slots.push_back({k.task, &k, &k});
     }
-    slots.back().rounds.push_back(&k);
+    slots.back().end = &k + 1;
   }
   return slots;
 }
@@ -255,9 +262,7 @@ std::vector<Slot> slots_of(const std::vector<Kernel>& all, std::size_t first, st
 /// kernel keeps it), or null when its first round comes later.
 const Kernel* at_round(const Slot& s, std::int64_t r) {
   const Kernel* k = nullptr;
-  for (const auto* x : s.rounds) {
-    if (x->round <= r) k = x;
-  }
+  for (const Kernel* x = s.begin; x != s.end && x->round <= r; ++x) k = x;
   return k;
 }
 
@@ -289,13 +294,13 @@ enum RescueStat {
 
 void add_rescue(const Slot& s, Level level, std::vector<double>& u) {
   u[kSSlots] += 1;
-  const Kernel* first = s.rounds.front();
-  if (first->correct[level]) {
+  const Kernel& first = s.first();
+  if (first.correct[level]) {
     u[kSFirst] += 1;
-    if (first->timed()) u[kSTimedFirst] += 1, u[kSLogFirst] += std::log(first->speedup);
+    if (first.timed()) u[kSTimedFirst] += 1, u[kSLogFirst] += std::log(first.speedup);
     return;
   }
-  for (const auto* k : s.rounds) {
+  for (const Kernel* k = s.begin; k != s.end; ++k) {
     if (!k->correct[level]) continue;
     u[kSRescued] += 1;
     if (k->timed()) u[kSTimedRescued] += 1, u[kSLogRescued] += std::log(k->speedup);

@@ -17,8 +17,8 @@ const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS candidates(
   id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
-  source TEXT NOT NULL, origin TEXT, imported_at TEXT NOT NULL,
-  round INTEGER, sample INTEGER, worker TEXT);
+  round INTEGER, sample INTEGER, worker TEXT, source TEXT NOT NULL, origin TEXT,
+  imported_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs(
   id INTEGER PRIMARY KEY, run_key TEXT NOT NULL, method TEXT NOT NULL, device TEXT NOT NULL,
   track TEXT NOT NULL, seed INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
@@ -89,14 +89,16 @@ const char* kV3ToV4 = "UPDATE meta SET value='4' WHERE key='schema_version';";
 
 // ---- schema 5 (issue 15): a candidate's round, sample and worker ----------------------------
 /// A candidate is one per (method, task, source, round, sample): the same source given as two
-/// samples (or rounds) is two candidates. Schemas 1 to 4 had UNIQUE(method, task, sha256) in the
-/// table itself, which SQLite cannot drop, so the table is rebuilt (its ids kept: results and
-/// attempts refer to them). Run with foreign keys off (a DROP of a referenced table deletes).
+/// samples (or rounds) is two candidates. The short columns come before the source, so that
+/// reading them does not walk a long source's overflow pages. Schemas 1 to 4 had UNIQUE(method,
+/// task, sha256) in the table itself, which SQLite cannot drop, so the table is rebuilt (its ids
+/// kept: results and attempts refer to them). Run with foreign keys off (a DROP of a referenced
+/// table deletes).
 const char* kV4ToV5 = R"sql(
 CREATE TABLE candidates_v5(
   id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
-  source TEXT NOT NULL, origin TEXT, imported_at TEXT NOT NULL,
-  round INTEGER, sample INTEGER, worker TEXT);
+  round INTEGER, sample INTEGER, worker TEXT, source TEXT NOT NULL, origin TEXT,
+  imported_at TEXT NOT NULL);
 INSERT INTO candidates_v5(id, method, task, sha256, source, origin, imported_at)
   SELECT id, method, task, sha256, source, origin, imported_at FROM candidates;
 DROP TABLE candidates;
