@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -51,8 +52,11 @@ struct GlmFit {
   /// every kernel fails; the deviance is then near its limit and the coefficients mean little.
   bool separation = false;
   double df_residual() const { return trials - rank; }
-  /// 1 - deviance / null_deviance: the share of the null deviance the predictors explain.
-  double explained() const { return null_deviance > 0 ? 1 - deviance / null_deviance : 0; }
+  /// 1 - deviance / null_deviance: the share of the null deviance the predictors explain (0 for
+  /// the null model itself, not a rounding error below it).
+  double explained() const {
+    return null_deviance > 0 ? std::max(0.0, 1 - deviance / null_deviance) : 0;
+  }
 };
 
 /// Fits P(success) = logistic(x b) to grouped binomial data (per design row: successes out of
