@@ -42,19 +42,24 @@ struct SortKey {
   }
 };
 
-/// v in [0, 2^bits): an id or a small number, offset so that -1 (none) sorts first.
-std::uint64_t field(std::int64_t v, int bits) {
+/// v in [0, 2^bits): an id or a small number, offset so that -1 (none) sorts first; `what` names
+/// it in the error when it does not fit.
+std::uint64_t field(std::int64_t v, int bits, const char* what) {
   const auto u = static_cast<std::uint64_t>(v + 1);
   if (v < -1 || u >= (std::uint64_t{1} << bits)) {
-    throw Error(fmt::format("kbx analyze: a value of {} does not fit its {} bits", v, bits));
+    throw Error(fmt::format("kbx analyze: {} {} is beyond what it handles (0 to {})", what, v,
+                            (std::uint64_t{1} << bits) - 2));
   }
   return u;
 }
 
 SortKey sort_key(const store::VerdictRow& r, std::uint32_t row) {
-  return {field(r.method, 21) << 42 | field(r.gpu, 21) << 21 | field(r.task, 21),
-          field(r.sample, 32) << 32 | field(r.round, 32),
-          field(r.database, 8) << 56 | field(r.run_id, 20) << 36 | field(r.result_id, 36), row};
+  return {field(r.method, 21, "string") << 42 | field(r.gpu, 21, "string") << 21 |
+              field(r.task, 21, "string"),
+          field(r.sample, 32, "sample") << 32 | field(r.round, 32, "round"),
+          field(r.database, 8, "database number") << 56 | field(r.run_id, 20, "run id") << 36 |
+              field(r.result_id, 36, "result id"),
+          row};
 }
 
 }  // namespace
