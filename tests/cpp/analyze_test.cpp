@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 #include <memory>
@@ -392,6 +393,28 @@ TEST(Analyze, FormatsCarryTheTables) {
   const std::string text = report::tables_text(tables);
   EXPECT_NE(text.find("== Tasks that no method solves, per category (unsolved)"),
             std::string::npos);
+}
+
+TEST(Analyze, LaterDatabaseWinsAndUngradedRowsKeepTheirStatus) {
+  test::TempDir dir;
+  SyntheticDb a(dir.path() / "a.db"), b(dir.path() / "b.db");
+  a.kernel(a.run("m", "H200"), "m", "Math/add", "numerical_mismatch", std::nullopt);
+  const auto rb = b.run("m", "H200");
+  b.kernel(rb, "m", "Math/add", "passed", 2.0);  // the same kernel on the same GPU, judged again
+  b.kernel(rb, "m", "Math/sub", "passed", 1.0);
+  // a row stored before schema 3 has no grades: its status counts at every level
+  sqlite3_exec(b.store().handle(),
+               "DELETE FROM result_grades WHERE result_id = (SELECT id FROM results WHERE "
+               "task = 'Math/sub')",
+               nullptr, nullptr, nullptr);
+  report::AnalyzeOptions o;
+  o.analyses = {"methods"};
+  o.level = "kbx";
+  const auto t = analyze({&a.store(), &b.store()}, o).at(0);
+  EXPECT_EQ(value(t, {"m", "H200", "all"}, "kernels"), 2);
+  EXPECT_DOUBLE_EQ(value(t, {"m", "H200", "all"}, "correct_kbx"), 1.0);
+  EXPECT_NEAR(value(t, {"m", "H200", "all"}, "geomean_speedup"), std::sqrt(2.0), 1e-12);
+  EXPECT_NE(t.notes[0].find("1 older verdicts"), std::string::npos);
 }
 
 TEST(Analyze, BadOptionsAreErrorsNamingTheFlag) {
