@@ -15,6 +15,7 @@
 #include "common/util.h"
 #include "dist/shard.h"
 #include "dist/slurm.h"
+#include "report/analyze.h"
 #include "report/html.h"
 #include "report/report_data.h"
 #include "report/table.h"
@@ -27,6 +28,7 @@
 #include "store/calibration.h"
 #include "store/merge.h"
 #include "store/store.h"
+#include "store/verdicts.h"
 #include "suite/task.h"
 
 namespace kbx::cli {
@@ -150,6 +152,45 @@ int report_cmd(const std::vector<std::string>& dbs, const std::vector<std::strin
               data.results.size(), data.databases.size(), data.databases.size() == 1 ? "" : "s",
               files.markdown.filename().c_str(), files.csv.filename().c_str(),
               files.json.filename().c_str());
+  return 0;
+}
+
+/// "0,1,1.5" as numbers; throws Error naming --fast-p on anything else.
+std::vector<double> parse_fast_p(const std::string& text) {
+  std::vector<double> out;
+  for (const auto& part : split(text, ',')) {
+    if (part.empty()) continue;
+    try {
+      size_t used = 0;
+      out.push_back(std::stod(part, &used));
+      if (used != part.size() || !(out.back() >= 0)) throw std::invalid_argument(part);
+    } catch (const std::exception&) {
+      throw Error("--fast-p " + text + ": '" + part +
+                  "' is not a number >= 0 (give them comma-separated, e.g. 0,1,1.5,2)");
+    }
+  }
+  return out;
+}
+
+int analyze_cmd(const std::vector<std::string>& dbs, const report::AnalyzeOptions& options,
+                const std::string& format) {
+  store::Verdicts verdicts;
+  for (const auto& path : dbs) {
+    if (!fs::exists(path)) throw Error(path + ": no such database (kbx eval writes one)");
+    store::Store db(path);
+    store::read_verdicts(db, path, verdicts);
+  }
+  const auto tables = report::analyze(verdicts, options);
+  if (format == "csv") {
+    std::fputs(report::tables_csv(tables).c_str(), stdout);
+  } else if (format == "json") {
+    const auto header = report::analyze_header(verdicts, options);
+    std::fputs(report::tables_json(tables, header).c_str(), stdout);
+  } else if (format == "markdown") {
+    std::fputs(report::tables_markdown(tables, "kbx analyze").c_str(), stdout);
+  } else {
+    std::fputs(report::tables_text(tables).c_str(), stdout);
+  }
   return 0;
 }
 
@@ -511,6 +552,50 @@ int main(int argc, char** argv) {
   report->add_option("--method", report_methods,
                      "only these methods (repeatable or comma-separated; default: all)");
   report->add_option("--out", report_out, "folder to write (created if missing)")->required();
+  auto* analyze = app.add_subcommand(
+      "analyze",
+      "statistics over one or more results databases, read together: per method and category "
+      "rates and speedups, tasks no method solves, refinement over rounds, speedup spread across "
+      "GPUs, and a logistic model of correctness by category and method");
+  std::vector<std::string> analyze_dbs, analysis_list;
+  report::AnalyzeOptions analyze_options;
+  std::string fast_p_text = "0,1,1.5,2";
+  analyze
+      ->add_option("--db", analyze_dbs,
+                   "results database; repeat for several (e.g. one per GPU): a kernel's verdict "
+                   "on each GPU is its own")
+      ->required();
+  analyze->add_option("--analysis", analysis_list,
+                      "methods, unsolved, refinement, hardware or deviance (repeatable or "
+                      "comma-separated; default: all)");
+  analyze
+      ->add_option("--level", analyze_options.level,
+                   "the verdict that counts as correct for speedups, fast_p, unsolved tasks, "
+                   "refinement and the model: strict, core or kbx (the methods table shows all "
+                   "three rates)")
+      ->check(CLI::IsMember({"strict", "core", "kbx"}))
+      ->capture_default_str();
+  analyze
+      ->add_option("--fast-p", fast_p_text,
+                   "thresholds p of fast_p, the share of kernels correct with speedup > p "
+                   "(comma-separated)")
+      ->capture_default_str();
+  analyze
+      ->add_option("--bootstrap", analyze_options.bootstrap,
+                   "replicates for 95% percentile intervals of every rate and geometric mean "
+                   "(tasks resampled within each method); 0: no intervals")
+      ->capture_default_str();
+  analyze->add_option("--seed", analyze_options.seed, "the bootstrap's seed")
+      ->capture_default_str();
+  std::string analyze_format = "table";
+  analyze->add_option("--format", analyze_format, "table, csv, json or markdown")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown"}))
+      ->capture_default_str();
+  analyze->footer(
+      "A kernel is a method's candidate for a task (and its round and sample, from kbx import's "
+      "JSONL fields) on one GPU; its newest verdict counts. Rows of harness_error and "
+      "reference_error are left out. The model is a binomial GLM (logit), fitted by IRLS with "
+      "Eigen. JSON carries schema_version 1.");
 
   auto* calibrate = app.add_subcommand(
       "calibrate", "measure this GPU's copy bandwidth and matmul rates for roofline fractions");
@@ -609,6 +694,11 @@ int main(int argc, char** argv) {
                          level);
     }
     if (report->parsed()) return report_cmd(report_dbs, split_list(report_methods), report_out);
+    if (analyze->parsed()) {
+      analyze_options.analyses = split_list(analysis_list);
+      analyze_options.fast_p = parse_fast_p(fast_p_text);
+      return analyze_cmd(analyze_dbs, analyze_options, analyze_format);
+    }
     if (calibrate->parsed()) return calibrate_cmd(calibrate_device, db_path, python);
     if (doc->parsed()) return doctor(python);
   } catch (const Error& e) {

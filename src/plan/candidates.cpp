@@ -35,6 +35,38 @@ std::string task_of(const std::string& rel) {
   return parts[0] + "/" + p.stem().string();
 }
 
+/// Reads a line's optional "round", "sample" (non-negative integers) and "worker" (a string or
+/// an integer) into c; "" when they are usable, else what is wrong.
+std::string read_generation_fields(const nlohmann::json& obj, store::Candidate& c) {
+  for (auto [key, dest] : {std::pair{"round", &c.round}, std::pair{"sample", &c.sample}}) {
+    if (!obj.contains(key) || obj[key].is_null()) continue;
+    const auto& v = obj[key];
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0) {
+      return fmt::format("field '{}' must be a non-negative integer, not {}", key, v.dump());
+    }
+    *dest = v.get<std::int64_t>();
+  }
+  if (obj.contains("worker") && !obj["worker"].is_null()) {
+    const auto& w = obj["worker"];
+    if (w.is_string()) {
+      c.worker = w.get<std::string>();
+    } else if (w.is_number_integer()) {
+      c.worker = w.dump();
+    } else {
+      return "field 'worker' must be a string or an integer, not " + w.dump();
+    }
+  }
+  return "";
+}
+
+/// What makes two candidates the same slot of a method: its task, round and sample.
+std::string slot_of(const store::Candidate& c) {
+  std::string slot = c.task;
+  if (c.round) slot += fmt::format(" round {}", *c.round);
+  if (c.sample) slot += fmt::format(" sample {}", *c.sample);
+  return slot;
+}
+
 }  // namespace
 
 Found from_directory(const fs::path& dir, const std::string& method) {
@@ -119,7 +151,12 @@ Found from_jsonl(const fs::path& file, const std::string& method) {
                                "' is not Category/name.py; skipped");
       continue;
     }
-    found.candidates.push_back(make(method, task, obj["predict"].get<std::string>(), where));
+    store::Candidate c = make(method, task, obj["predict"].get<std::string>(), where);
+    if (auto problem = read_generation_fields(obj, c); !problem.empty()) {
+      found.problems.push_back(where + ": " + problem + "; skipped");
+      continue;
+    }
+    found.candidates.push_back(std::move(c));
   }
   return found;
 }
@@ -136,21 +173,21 @@ Found from_path(const fs::path& path, const std::string& method) {
 }
 
 void keep_last_per_task(Found& found) {
-  std::map<std::string, std::vector<size_t>> by_task;
+  std::map<std::string, std::vector<size_t>> by_slot;
   for (size_t i = 0; i < found.candidates.size(); ++i) {
-    by_task[found.candidates[i].task].push_back(i);
+    by_slot[slot_of(found.candidates[i])].push_back(i);
   }
   std::vector<store::Candidate> kept;
   for (size_t i = 0; i < found.candidates.size(); ++i) {
-    const auto& same = by_task[found.candidates[i].task];
+    const auto& same = by_slot[slot_of(found.candidates[i])];
     if (same.back() != i) continue;
     if (same.size() > 1) {
       std::string origins;
       for (size_t k : same) origins += (origins.empty() ? "" : ", ") + found.candidates[k].origin;
-      found.problems.push_back(
-          fmt::format("{}: {} candidates for this task ({}); the last one, {}, "
-                      "is evaluated",
-                      found.candidates[i].task, same.size(), origins, found.candidates[i].origin));
+      found.problems.push_back(fmt::format(
+          "{}: {} candidates for this task ({}); the last one, {}, "
+          "is evaluated",
+          slot_of(found.candidates[i]), same.size(), origins, found.candidates[i].origin));
     }
     kept.push_back(std::move(found.candidates[i]));
   }

@@ -17,15 +17,18 @@ struct Found {
 /// A folder of Category/name.py files.
 Found from_directory(const std::filesystem::path& dir, const std::string& method);
 
-/// A KernelBenchX JSONL file: one {"file": "Category/name.py", "predict": code} per line.
+/// A KernelBenchX JSONL file: one {"file": "Category/name.py", "predict": code} per line, with
+/// optional "round" and "sample" (non-negative integers) and "worker" (a string or integer) from
+/// a generating method; a line with a bad one is a problem, skipped.
 Found from_jsonl(const std::filesystem::path& file, const std::string& method);
 
 /// Either of the above, by what the path is, with one candidate per task (keep_last_per_task).
 /// Throws Error when the path is neither a folder nor a file.
 Found from_path(const std::filesystem::path& path, const std::string& method);
 
-/// One candidate per task: when several lines or files give the same task, the last one wins and
-/// a problem line names all of them (file and line numbers).
+/// One candidate per task (per task, round and sample when lines give them): when several lines
+/// or files give the same one, the last one wins and a problem line names all of them (file and
+/// line numbers).
 void keep_last_per_task(Found& found);
 
 /// Drops candidates whose task is not in the suite (adding a problem line for each).

@@ -206,7 +206,8 @@ void check_tables(sqlite3* db) {
 }
 
 /// Stages the candidates and calibrations of every input, then stores them in the order they
-/// were stored (imported_at, measured_at): candidates once per (method, task, sha256),
+/// were stored (imported_at, measured_at): candidates once per (method, task, sha256, round,
+/// sample),
 /// calibrations once per (fingerprint, measured_at, peaks).
 void merge_stored_in_order(sqlite3* db, const std::vector<Input>& inputs) {
   for (const char* t : {"candidates", "calibration"}) {
@@ -319,7 +320,8 @@ std::vector<Conflict> merge_input(sqlite3* db, std::size_t input,
     exec(db,
          "INSERT INTO temp.cand_map(old, new) SELECT s.id, c.id FROM src.candidates s "
          "JOIN main.candidates c ON c.method = s.method AND c.task = s.task AND "
-         "c.sha256 = s.sha256");
+         "c.sha256 = s.sha256 AND IFNULL(c.round, -1) = IFNULL(s.round, -1) AND "
+         "IFNULL(c.sample, -1) = IFNULL(s.sample, -1)");
     auto conflicts = find_conflicts(db, input);
     merge_results(db, input);
     exec(db, copy_sql(db, "attempts", "src.attempts",

@@ -38,6 +38,11 @@ class Stmt {
     sqlite3_bind_null(st_, i);
     return *this;
   }
+  Stmt& bind(int i, const std::optional<std::int64_t>& v) {
+    if (v) return bind(i, *v);
+    sqlite3_bind_null(st_, i);
+    return *this;
+  }
   /// Makes the statement ready to be bound and stepped again.
   void reset() {
     sqlite3_reset(st_);
@@ -58,6 +63,12 @@ class Stmt {
   std::optional<double> opt_real(int i) const {
     if (sqlite3_column_type(st_, i) == SQLITE_NULL) return std::nullopt;
     return real(i);
+  }
+  /// The statement itself, for reading many rows without copying their text.
+  sqlite3_stmt* raw() const { return st_; }
+  std::optional<std::int64_t> opt_integer(int i) const {
+    if (sqlite3_column_type(st_, i) == SQLITE_NULL) return std::nullopt;
+    return integer(i);
   }
 
  private:

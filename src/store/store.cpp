@@ -17,8 +17,8 @@ const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS candidates(
   id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
-  source TEXT NOT NULL, origin TEXT, imported_at TEXT NOT NULL,
-  UNIQUE(method, task, sha256));
+  round INTEGER, sample INTEGER, worker TEXT, source TEXT NOT NULL, origin TEXT,
+  imported_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs(
   id INTEGER PRIMARY KEY, run_key TEXT NOT NULL, method TEXT NOT NULL, device TEXT NOT NULL,
   track TEXT NOT NULL, seed INTEGER NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
@@ -86,6 +86,30 @@ CREATE TABLE IF NOT EXISTS baselines(
 /// they are when a schema-3 kbx had created them).
 const char* kV3ToV4 = "UPDATE meta SET value='4' WHERE key='schema_version';";
 // ---- end of schema 4 ---------------------------------------------------------------------
+
+// ---- schema 5 (issue 15): a candidate's round, sample and worker ----------------------------
+/// A candidate is one per (method, task, source, round, sample): the same source given as two
+/// samples (or rounds) is two candidates. The short columns come before the source, so that
+/// reading them does not walk a long source's overflow pages. Schemas 1 to 4 had UNIQUE(method,
+/// task, sha256) in the table itself, which SQLite cannot drop, so the table is rebuilt (its ids
+/// kept: results and attempts refer to them). Run with foreign keys off (a DROP of a referenced
+/// table deletes).
+const char* kV4ToV5 = R"sql(
+CREATE TABLE candidates_v5(
+  id INTEGER PRIMARY KEY, method TEXT NOT NULL, task TEXT NOT NULL, sha256 TEXT NOT NULL,
+  round INTEGER, sample INTEGER, worker TEXT, source TEXT NOT NULL, origin TEXT,
+  imported_at TEXT NOT NULL);
+INSERT INTO candidates_v5(id, method, task, sha256, source, origin, imported_at)
+  SELECT id, method, task, sha256, source, origin, imported_at FROM candidates;
+DROP TABLE candidates;
+ALTER TABLE candidates_v5 RENAME TO candidates;
+UPDATE meta SET value='5' WHERE key='schema_version';
+)sql";
+/// The candidates' identity (a NULL round or sample is one value here, unlike in UNIQUE).
+const char* kCandidateKey =
+    "CREATE UNIQUE INDEX IF NOT EXISTS candidates_key ON candidates(method, task, sha256, "
+    "IFNULL(round, -1), IFNULL(sample, -1));";
+// ---- end of schema 5 ---------------------------------------------------------------------
 
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
 const char* kV1ToV2 = R"sql(
@@ -167,6 +191,7 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   exec(kSchema);
   exec(kGradesSchema);
   exec(kReferencesSchema);
+  exec(kCandidateKey);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
   if (get.step()) {
     if (get.text(0) != std::to_string(kSchemaVersion)) {
@@ -190,6 +215,12 @@ void Store::migrate(std::string version) {
   }
   if (version == "3") {
     exec(std::string("BEGIN IMMEDIATE;") + kReferencesSchema + kV3ToV4 + "COMMIT;");
+    version = "4";
+  }
+  if (version == "4") {
+    exec("PRAGMA foreign_keys=OFF;");
+    exec(std::string("BEGIN IMMEDIATE;") + kV4ToV5 + "COMMIT;");
+    exec("PRAGMA foreign_keys=ON;");
   }
 }
 
@@ -209,25 +240,34 @@ void Store::exec(const std::string& sql) {
 std::int64_t Store::add_candidate(const Candidate& c) {
   // INSERT OR IGNORE, then the id: safe when another process adds the same candidate meanwhile.
   Stmt ins(db_,
-           "INSERT OR IGNORE INTO candidates(method, task, sha256, source, origin, imported_at) "
-           "VALUES(?,?,?,?,?,?)");
+           "INSERT OR IGNORE INTO candidates(method, task, sha256, source, origin, imported_at, "
+           "round, sample, worker) VALUES(?,?,?,?,?,?,?,?,?)");
   ins.bind(1, c.method).bind(2, c.task).bind(3, c.sha256).bind(4, c.source).bind(5, c.origin);
-  ins.bind(6, utc_now_iso()).step();
-  Stmt find(db_, "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=?");
-  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256);
+  ins.bind(6, utc_now_iso()).bind(7, c.round).bind(8, c.sample);
+  if (!c.worker.empty()) ins.bind(9, c.worker);
+  ins.step();
+  Stmt find(db_,
+            "SELECT id FROM candidates WHERE method=? AND task=? AND sha256=? AND round IS ? AND "
+            "sample IS ?");
+  find.bind(1, c.method).bind(2, c.task).bind(3, c.sha256).bind(4, c.round).bind(5, c.sample);
   if (!find.step()) throw Error(path_ + ": candidate " + c.task + " vanished after insert");
   return find.integer(0);
 }
 
 std::vector<Candidate> Store::latest_candidates(const std::string& method) {
   Stmt s(db_,
-         "SELECT id, method, task, sha256, source, origin FROM candidates c WHERE method=? AND "
-         "id = (SELECT MAX(id) FROM candidates d WHERE d.method=c.method AND d.task=c.task) "
-         "ORDER BY task");
+         "SELECT id, method, task, sha256, source, origin, round, sample, worker FROM candidates c "
+         "WHERE method=? AND id = (SELECT MAX(id) FROM candidates d WHERE d.method=c.method AND "
+         "d.task=c.task AND d.round IS c.round AND d.sample IS c.sample) "
+         "ORDER BY task, round, sample");
   s.bind(1, method);
   std::vector<Candidate> out;
   while (s.step()) {
-    out.push_back({s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)});
+    Candidate c{s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+    c.round = s.opt_integer(6);
+    c.sample = s.opt_integer(7);
+    c.worker = s.text(8);
+    out.push_back(std::move(c));
   }
   return out;
 }

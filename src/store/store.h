@@ -12,8 +12,10 @@ namespace kbx::store {
 /// Version of the database layout; a database of another version is refused with a message.
 /// 2 added probe timing and attribution; 3 added graded levels and glue (result_grades,
 /// case_grades) and attempts; 4 made the calibration and baselines tables part of the schema
-/// (created on open, no longer on first use). Older versions migrate on open.
-constexpr int kSchemaVersion = 4;
+/// (created on open, no longer on first use); 5 added a candidate's refinement round, sample
+/// and worker (kbx import), a candidate being one per (method, task, source, round, sample).
+/// Older versions migrate on open.
+constexpr int kSchemaVersion = 5;
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -23,6 +25,11 @@ struct Candidate {
   std::string sha256;
   std::string source;
   std::string origin;  ///< file path or "file.jsonl:line"
+  // Where a generating method made it (schema 5; JSONL fields "round", "sample", "worker"):
+  std::optional<std::int64_t> round = std::nullopt;   ///< refinement round (a method that
+                                                      ///< revises its kernels)
+  std::optional<std::int64_t> sample = std::nullopt;  ///< which of several samples for the task
+  std::string worker = {};  ///< the generating worker's name, "" when not given
 };
 
 /// One evaluation run: the settings that make it repeatable and the machine it ran on.
@@ -112,9 +119,10 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  /// Adds a candidate (deduplicated by method, task and hash); returns its id.
+  /// Adds a candidate (deduplicated by method, task, hash, round and sample); returns its id.
   std::int64_t add_candidate(const Candidate& c);
-  /// The newest candidate of a method for each task.
+  /// The newest candidate of a method for each task (for each task, round and sample when the
+  /// candidates have them), ordered by task, round and sample.
   std::vector<Candidate> latest_candidates(const std::string& method);
 
   /// The newest unfinished-or-finished run with this key, if any.

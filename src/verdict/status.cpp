@@ -55,4 +55,19 @@ bool parse_status(const std::string& name, Status* out) {
   return false;
 }
 
+bool judges_kernel(Status s) {
+  return s != Status::ReferenceError && s != Status::HarnessError;
+}
+
+bool compiled(Status s) {
+  switch (s) {
+    case Status::SyntaxError:
+    case Status::NoEntry:
+    case Status::BadInput:
+    case Status::ImportError:
+    case Status::CompileError: return false;
+    default: return true;
+  }
+}
+
 }  // namespace kbx::verdict

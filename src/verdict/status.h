@@ -42,4 +42,13 @@ const char* status_name(Status s);
 /// Inverse of status_name; false for an unknown name.
 bool parse_status(const std::string& name, Status* out);
 
+/// False for the statuses that are no verdict on the candidate (reference_error, harness_error):
+/// analyses leave those jobs out.
+bool judges_kernel(Status s);
+
+/// False when the candidate did not get as far as running: it did not parse, define its entry,
+/// import or compile (syntax_error, no_entry, bad_input, import_error, compile_error). The
+/// compile rate of `kbx analyze`.
+bool compiled(Status s);
+
 }  // namespace kbx::verdict

@@ -226,19 +226,19 @@ TEST(Merge, DifferentVerdictsForOneJobAreConflictsNamed) {
 
 TEST(Merge, RefusesOtherSchemaVersionsNamingTheFile) {
   Shards s;
-  sql(s.b, "UPDATE meta SET value='5' WHERE key='schema_version'");
+  sql(s.b, "UPDATE meta SET value='6' WHERE key='schema_version'");
   std::string msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
-  EXPECT_NE(msg.find(s.b.string() + ": schema version 5, this kbx reads 4"), std::string::npos)
+  EXPECT_NE(msg.find(s.b.string() + ": schema version 6, this kbx reads 5"), std::string::npos)
       << msg;
   {
     sqlite3* db = nullptr;  // an older database: migrate it first
     sqlite3_open(s.b.c_str(), &db);
-    sqlite3_exec(db, "UPDATE meta SET value='3' WHERE key='schema_version'", nullptr, nullptr,
+    sqlite3_exec(db, "UPDATE meta SET value='4' WHERE key='schema_version'", nullptr, nullptr,
                  nullptr);
     sqlite3_close(db);
   }
   msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
-  EXPECT_NE(msg.find(s.b.string() + ": schema version 3, kbx merge needs 4"), std::string::npos)
+  EXPECT_NE(msg.find(s.b.string() + ": schema version 4, kbx merge needs 5"), std::string::npos)
       << msg;
   write_file(s.b, "not a database");
   msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
@@ -277,6 +277,43 @@ TEST(Merge, RefusesAnInputAKbxEvalIsWriting) {
   ASSERT_TRUE(lock);
   const std::string msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
   EXPECT_NE(msg.find(s.b.string() + " is being written by a kbx eval"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace kbx
+
+namespace kbx {
+namespace {
+
+TEST(Merge, SamplesOfOneSourceStayApart) {
+  // Schema 5: two samples of a generating method with the same source are two candidates, in
+  // the merged database too, each with its own verdict.
+  test::TempDir dir;
+  const fs::path a = dir.path() / "a.db", b = dir.path() / "b.db", out = dir.path() / "all.db";
+  for (const auto& [path, sample, status] :
+       {std::tuple{a, 0, std::string("passed")}, std::tuple{b, 1, std::string("incorrect")}}) {
+    store::Store db(path);
+    store::Candidate c = candidate("Math/add");
+    c.sample = sample;
+    const auto id = db.add_candidate(c);
+    store::Run run;
+    run.run_key = "key-" + std::to_string(sample);
+    run.method = "expert";
+    run.device = "cpu";
+    run.track = "triton";
+    run.seed = 42;
+    const auto run_id = db.add_run(run);
+    db.add_result(verdict(run_id, id, "Math/add", status));
+    db.finish_run(run_id);
+  }
+  const auto m = store::merge_databases({a, b}, out, false);
+  EXPECT_EQ(m.candidates, 2);
+  EXPECT_EQ(m.results, 2);
+  EXPECT_EQ(rows(out,
+                 "SELECT COUNT(*) FROM results r JOIN candidates c ON c.id = r.candidate_id "
+                 "WHERE (c.sample = 0 AND r.status = 'passed') OR (c.sample = 1 AND "
+                 "r.status = 'incorrect')"),
+            2);
 }
 
 }  // namespace
