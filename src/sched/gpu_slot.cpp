@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -41,9 +42,14 @@ GpuSlot::~GpuSlot() {
 bool GpuSlot::lock(bool wait) {
   if (held_) return true;
   if (fd_ < 0) {
+    // Shared by every user's kbx on the machine: a sticky folder anyone may write, files anyone
+    // may lock (best effort; a folder that exists keeps its modes).
     std::error_code ec;
-    fs::create_directories(path_.parent_path(), ec);
-    fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fs::create_directories(path_.parent_path(), ec)) {
+      fs::permissions(path_.parent_path(), fs::perms::all | fs::perms::sticky_bit, ec);
+    }
+    fd_ = open(path_.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);  // flock needs no write
+    if (fd_ >= 0) fchmod(fd_, 0666);
     if (fd_ < 0) {
       throw Error(
           fmt::format("GPU timing slot {}: cannot open it ({}); set KBX_SLOT_DIR to a "
