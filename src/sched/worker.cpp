@@ -257,15 +257,9 @@ bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* record
 }
 
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {
-  for (const auto& e : o.events) {
-    if (e.value("ev", "") == name) return e;
-  }
-  return nullptr;
+  const int i = first_event_index(o, name);
+  return i < 0 ? nlohmann::json(nullptr) : o.events[static_cast<size_t>(i)];
 }
-
-}  // namespace kbx::sched
-
-namespace kbx::sched {
 
 int first_event_index(const sandbox::Outcome& o, const std::string& name) {
   for (size_t i = 0; i < o.events.size(); ++i) {
@@ -287,14 +281,10 @@ std::vector<std::string> resolve_gpus(const std::string& flag, const std::string
                                       const fs::path& nvidia_proc) {
   std::vector<std::string> gpus;
   auto add_list = [&](const std::string& list) {
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t comma = std::min(list.find(',', start), list.size());
-      std::string entry = list.substr(start, comma - start);
+    for (std::string entry : split(list, ',')) {
       entry.erase(0, entry.find_first_not_of(' '));
       entry.erase(entry.find_last_not_of(' ') + 1);
       if (!entry.empty()) gpus.push_back(entry);
-      start = comma + 1;
     }
   };
   if (flag == "all") {
