@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "common/error.h"
@@ -343,14 +345,17 @@ int run_eval(const EvalOptions& options) {
       task_order.push_back(c.task);
     }
   }
-  bool environment_saved = false;
+  std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
   const std::string fp = compile_baseline && !pending.empty() ? environment_fingerprint(env) : "";
-  // Tasks go in chunks: references for a few tasks, their candidates, then their files are
-  // deleted, so that full-size tensors of only a few tasks sit on disk at a time.
+  // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
+  // candidates of the chunks before it; a task's files go when its last job ends, and at most
+  // kChunksAhead chunks of tasks have files on disk besides the one being computed.
   const size_t chunk = o.device == "cuda" ? 4 : 16;
+  constexpr size_t kChunksAhead = 2;
+  std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size(); first += chunk) {
-    std::vector<ReferenceJob> ref_jobs;
+    auto& ref_jobs = chunks.emplace_back();
     for (size_t k = first; k < std::min(task_order.size(), first + chunk); ++k) {
       const suite::Task* t = task_of.at(task_order[k]);
       ref_jobs.push_back({t,
@@ -362,21 +367,54 @@ int run_eval(const EvalOptions& options) {
                           false,
                           env.work_dir / "inputs" / t->category / t->name});
     }
+  }
+  JobFeed feed([&](const std::string& task) {
+    if (o.keep_files) return;
+    const suite::Task* t = task_of.at(task);
+    std::error_code ec;
+    fs::remove_all(env.work_dir / "ref" / t->category / t->name, ec);
+    fs::remove_all(env.work_dir / "inputs" / t->category / t->name, ec);
+  });
+  // One chunk's references (and compile baselines), its jobs then handed to the lanes.
+  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
     for (auto& job : ref_jobs) {
       if (!compile_baseline) break;
       if (!o.retime_baselines) {
+        std::lock_guard<std::mutex> lock(db_mu);
         cached[job.task->id()] =
             store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
       }
       job.compile_baseline = cached[job.task->id()].empty();
     }
-    json hello;
-    auto refs = run_references(env, ref_jobs, o.time, &hello);
-    if (compile_baseline) use_compile_baselines(db, fp, ref_jobs, cached, refs);
-    if (!hello.is_null() && !environment_saved) {
-      db.set_run_environment(run->id, environment_of(hello, env).dump());
+    auto refs = run_references(env, ref_jobs, o.time, hello);
+    if (compile_baseline) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      use_compile_baselines(db, fp, ref_jobs, cached, refs);
+    }
+    if (hello && !hello->is_null() && !environment_saved) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      db.set_run_environment(run->id, environment_of(*hello, env).dump());
       environment_saved = true;
+    }
+    for (const auto& job : ref_jobs) {
+      const std::string task = job.task->id();
+      std::vector<const store::Candidate*> todo;
+      for (const auto& c : pending) {
+        if (c.task == task) todo.push_back(&c);
+      }
+      auto it = refs.find(task + "|ref");
+      if (it == refs.end()) continue;
+      feed.add(task, std::move(it->second), std::move(todo));
+    }
+  };
+  // The first chunk before any lane starts: its worker's hello sets what the lanes read (the
+  // floor's peaks, the lanes for the GPU's memory) and says whether CUDA is there at all.
+  if (!chunks.empty()) {
+    json hello;
+    const bool saved_before = environment_saved;
+    feed_chunk(chunks.front(), &hello);
+    if (!saved_before && environment_saved) {
       // The physical floor's peaks: the calibration the report uses for this run (issue 20).
       if (auto with_env = db.find_run(key); with_env && o.time) {
         if (auto cal = store::calibration_for_run(db, *with_env).calibration) st.peaks = cal->peaks;
@@ -394,15 +432,23 @@ int run_eval(const EvalOptions& options) {
             "check under the Triton interpreter)");
       }
     }
-    std::vector<const store::Candidate*> todo;
-    for (const auto& c : pending) {
-      if (refs.count(c.task + "|ref")) todo.push_back(&c);
-    }
-    run_jobs(jobs, todo, task_of, refs);
-    if (!o.keep_files) {
-      for (const auto& j : ref_jobs) fs::remove_all(j.out_dir), fs::remove_all(j.in_dir);
-    }
   }
+  std::exception_ptr reference_failure;
+  std::thread references([&] {
+    try {
+      for (size_t i = 1; i < chunks.size(); ++i) {
+        feed.wait_until_live_at_most(kChunksAhead * chunk);
+        json hello;
+        feed_chunk(chunks[i], &hello);
+      }
+    } catch (...) {
+      reference_failure = std::current_exception();
+    }
+    feed.close();
+  });
+  run_jobs(jobs, feed, task_of);
+  references.join();
+  if (reference_failure) std::rethrow_exception(reference_failure);
   if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
   warm.stop();
