@@ -21,6 +21,7 @@
 #include "sched/evaluate.h"
 #include "sched/jobs.h"
 #include "sched/progress.h"
+#include "sched/ref_cache.h"
 #include "sched/reference.h"
 #include "store/baselines.h"
 #include "store/calibration.h"
@@ -217,6 +218,10 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
       std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (2 * gib), 1024));
 }
 
+int reference_workers(const std::string& device, int lanes) {
+  return device == "cuda" ? std::clamp(lanes / 2, 1, 3) : 1;
+}
+
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
   return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
@@ -347,7 +352,20 @@ int run_eval(const EvalOptions& options) {
   }
   std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
-  const std::string fp = compile_baseline && !pending.empty() ? environment_fingerprint(env) : "";
+  // The reference cache: only while candidates are confined (an unconfined one, as this user,
+  // could write into it and forge every later run's references).
+  std::optional<ReferenceCache> ref_cache;
+  if (o.ref_cache != "off" && !pending.empty()) {
+    if (env.confine) {
+      ref_cache.emplace(
+          o.ref_cache.empty() ? ReferenceCache::default_root() : fs::path(o.ref_cache),
+          o.ref_cache_mb << 20);
+    } else {
+      say("the reference cache is off: candidates are not confined and could write into it");
+    }
+  }
+  const std::string fp =
+      (compile_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
   // candidates of the chunks before it; a task's files go when its last job ends, and at most
   // kChunksAhead chunks of tasks have files on disk besides the one being computed.
@@ -387,7 +405,20 @@ int run_eval(const EvalOptions& options) {
       }
       job.compile_baseline = cached[job.task->id()].empty();
     }
+    std::vector<std::string> cache_keys;  // per job; those restored are not stored again
+    std::vector<bool> restored;
+    for (const auto& job : ref_jobs) {
+      cache_keys.push_back(ref_cache ? ref_cache->key(job, fp, o.time) : "");
+      restored.push_back(ref_cache && !job.compile_baseline &&
+                         ref_cache->restore(cache_keys.back(), job));
+      if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));
+    }
     auto refs = run_references(env, ref_jobs, o.time, hello);
+    for (size_t k = 0; ref_cache && k < ref_jobs.size(); ++k) {
+      auto it = refs.find(ref_jobs[k].task->id() + "|ref");
+      if (!restored[k] && it != refs.end())
+        ref_cache->store(cache_keys[k], ref_jobs[k], it->second);
+    }
     if (compile_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
       use_compile_baselines(db, fp, ref_jobs, cached, refs);
@@ -433,17 +464,30 @@ int run_eval(const EvalOptions& options) {
       }
     }
   }
+  // The other chunks by reference_workers(...) workers at once: on the H200 one worker was the
+  // run's critical path (3.4 s of reference work per task, the candidates done soon after).
   std::exception_ptr reference_failure;
-  std::thread references([&] {
+  std::mutex failure_mu;
+  std::atomic<size_t> next_chunk{1};
+  auto reference_lane = [&] {
     try {
-      for (size_t i = 1; i < chunks.size(); ++i) {
+      for (size_t i; (i = next_chunk++) < chunks.size();) {
         feed.wait_until_live_at_most(kChunksAhead * chunk);
         json hello;
         feed_chunk(chunks[i], &hello);
       }
     } catch (...) {
-      reference_failure = std::current_exception();
+      std::lock_guard<std::mutex> lock(failure_mu);
+      if (!reference_failure) reference_failure = std::current_exception();
+      next_chunk = chunks.size();  // the others stop after their chunk
     }
+  };
+  std::thread references([&] {
+    const int count =
+        o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
+    std::vector<std::thread> workers;
+    for (int k = 0; k < count; ++k) workers.emplace_back(reference_lane);
+    for (auto& w : workers) w.join();
     feed.close();
   });
   run_jobs(jobs, feed, task_of);

@@ -124,7 +124,9 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
       *hello = ev;
     }
   };
-  const fs::path job_dir = env.work_dir / "trusted" / "reference-worker";
+  // Several reference workers run at once (one chunk each): each its own folder (HOME, TMPDIR).
+  const fs::path job_dir = env.work_dir / "trusted" / "reference-workers" /
+                           jobs.front().task->category / jobs.front().task->name;
   // On the GPU, each task's full-size cases and their eager and compiled timing hold the GPU's
   // timing slot, as a candidate's timed loops do; the edge and small cases run beside other jobs
   // (the worker asks for the slot per task and hands it back after).

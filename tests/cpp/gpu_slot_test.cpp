@@ -172,6 +172,13 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
   EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
 }
 
+TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
+  EXPECT_EQ(sched::reference_workers("cuda", 8), 3);
+  EXPECT_EQ(sched::reference_workers("cuda", 4), 2);
+  EXPECT_EQ(sched::reference_workers("cuda", 1), 1);
+  EXPECT_EQ(sched::reference_workers("cpu", 16), 1);
+}
+
 TEST(DefaultJobs, TheGpusMemoryCapsThem) {
   const std::uint64_t gib = 1ULL << 30;
   EXPECT_EQ(sched::jobs_for_gpu_memory(24 * gib), 1);    // a small GPU: one job at a time
