@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <memory>
@@ -355,7 +356,10 @@ int run_eval(const EvalOptions& options) {
   // The reference cache: only while candidates are confined (an unconfined one, as this user,
   // could write into it and forge every later run's references).
   std::optional<ReferenceCache> ref_cache;
-  if (o.ref_cache != "off" && !pending.empty()) {
+  const char* cache_env = std::getenv("KBX_REF_CACHE");
+  const bool cache_off =
+      o.ref_cache == "off" || (o.ref_cache.empty() && cache_env && std::string(cache_env) == "off");
+  if (!cache_off && !pending.empty()) {
     if (env.confine) {
       ref_cache.emplace(
           o.ref_cache.empty() ? ReferenceCache::default_root() : fs::path(o.ref_cache),

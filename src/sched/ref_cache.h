@@ -19,7 +19,8 @@ class ReferenceCache {
   /// removed first.
   ReferenceCache(std::filesystem::path root, std::uint64_t max_bytes);
 
-  /// $KBX_REF_CACHE, else ~/.cache/kbx/references (XDG_CACHE_HOME when set).
+  /// $KBX_REF_CACHE, else ~/.cache/kbx/references (XDG_CACHE_HOME when set). (KBX_REF_CACHE=off
+  /// turns the cache off, as --ref-cache off does.)
   static std::filesystem::path default_root();
 
   /// The key of a reference job in a run: fingerprint is the machine's (GPU, driver, CUDA,

@@ -7,6 +7,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+# Each test computes its own references: a cache shared between tests (same task and --seed)
+# would let one test's references stand in another's. test_ref_cache.py names its own folder.
+os.environ["KBX_REF_CACHE"] = "off"
 
 
 def kbx_binary():
