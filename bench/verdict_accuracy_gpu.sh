@@ -23,6 +23,7 @@ expect=(
   "add_broadcast_contiguous tests/adversarial/verdict/add_broadcast_contiguous passed passed passed >0"
   "softmax_transpose_copy tests/adversarial/verdict/softmax_transpose_copy passed passed passed >0"
   "matmul_token_launch tests/adversarial/verdict/matmul_token_launch fallback fallback fallback -"
+  "compiled_handle tests/adversarial/verdict/compiled_handle passed passed passed -"
   "expert solutions/expert passed passed passed -"
 )
 for line in "${expect[@]}"; do

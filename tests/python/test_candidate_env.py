@@ -56,3 +56,20 @@ def test_the_candidate_sees_the_tasks_tf32_rule(tmp_path, tf32):
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     assert json.loads((job / "switches.json").read_text()) == [tf32, tf32]
+
+
+def test_launches_through_a_compiled_handle_are_counted():
+    # Triton's CompiledKernel is used only on a GPU; a stand-in of its handle protocol here:
+    # handle[grid] gives a runner, runner(*args) launches (tests/adversarial/verdict/
+    # compiled_handle is the real candidate, on the GPU).
+    class Handle:
+        def __getitem__(self, grid):
+            return lambda *args: ("launched", grid, args)
+
+    counter = candidate_mode.LaunchCounter.__new__(candidate_mode.LaunchCounter)
+    counter.count = 0
+    counter._wrap_handle(Handle)
+    runner = Handle()[(4, 1, 1)]
+    assert counter.count == 0  # taking the handle launches nothing
+    assert runner(1, 2) == ("launched", (4, 1, 1), (1, 2))
+    assert counter.count == 1
