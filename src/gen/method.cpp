@@ -94,7 +94,7 @@ fs::path template_path(Fields& f, const std::string& key, const fs::path& folder
   return p;
 }
 
-/// The [strategy] table: which keys a strategy takes, the others being errors.
+/// The strategy's table ([oneshot], [refine], [parallel]): the keys it takes, others being errors.
 void parse_strategy_table(MethodConfig& m, Fields& f) {
   switch (m.strategy) {
     case Strategy::Oneshot: m.samples = at_least(f, "samples", 1, 1); break;
@@ -147,8 +147,10 @@ MethodConfig load_method(const fs::path& path) {
   m.templates.task = template_path(prompts, "task", folder, true);
   m.templates.reflect = template_path(prompts, "reflect", folder, m.strategy != Strategy::Oneshot);
   prompts.reject_unknown();
-  const toml::table* strategy = top.table("strategy");
-  Fields st(strategy ? *strategy : empty, path.string(), "strategy.", kHelp);
+  // The strategy's parameters: a table named after it ([oneshot], [refine] or [parallel]).
+  const std::string table = strategy_name(m.strategy);
+  const toml::table* strategy = top.table(table);
+  Fields st(strategy ? *strategy : empty, path.string(), table + ".", kHelp);
   parse_strategy_table(m, st);
   top.reject_unknown();
   return m;

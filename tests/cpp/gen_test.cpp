@@ -17,6 +17,7 @@
 #include "gen/method.h"
 #include "gen/prompt.h"
 #include "store/exchanges.h"
+#include "store/merge.h"
 #include "store/store.h"
 #include "test_util.h"
 
@@ -44,7 +45,7 @@ max_tokens = 100
 [prompts]
 task = "task.md"
 reflect = "reflect.md"
-[strategy]
+[refine]
 rounds = 2
 candidates = 3
 )";
@@ -77,7 +78,7 @@ std::string load_error(const std::string& body) {
 TEST(GenMethod, UnknownKeysAndBadTypesNameFileAndField) {
   std::string e = load_error(std::string(kRefine) + "workers = 3\n");
   EXPECT_NE(e.find("m.toml"), std::string::npos) << e;
-  EXPECT_NE(e.find("'strategy.workers'"), std::string::npos) << e;  // parallel's, not refine's
+  EXPECT_NE(e.find("'refine.workers'"), std::string::npos) << e;  // parallel's, not refine's
   EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
   e = load_error(std::string(kRefine).replace(std::string(kRefine).find("0.5"), 3, "\"hot\""));
   EXPECT_NE(e.find("'sampling.temperature': expected a number"), std::string::npos) << e;
@@ -227,6 +228,46 @@ TEST(GenStore, SchemaFiveMigratesToSix) {
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "6");
   sqlite3_finalize(st);
+}
+
+/// A database with one session whose one exchange gave a candidate of `task`.
+void write_generation(const fs::path& path, const std::string& task) {
+  store::Store db(path);
+  store::Candidate c;
+  c.method = "m";
+  c.task = task;
+  c.source = "def f(): pass\n";
+  c.sha256 = sha256_hex(c.source);
+  c.round = 1;
+  store::GenSession s;
+  s.method = "m";
+  store::Exchange e;
+  e.session_id = store::begin_session(db, s);
+  e.place = {"m", task, 1, std::nullopt, "", 1};
+  e.http_status = 200;
+  e.candidate_id = db.add_candidate(c);
+  store::save_exchange(db, e);
+  store::TaskCost cost;
+  cost.task = task;
+  cost.requests = 1;
+  store::save_costs(db, e.session_id, {cost});
+}
+
+TEST(GenStore, MergeCopiesSessionsExchangesAndCosts) {
+  test::TempDir dir;
+  write_generation(dir.path() / "a.db", "Math/add");
+  write_generation(dir.path() / "b.db", "Math/mul");
+  store::merge_databases({dir.path() / "a.db", dir.path() / "b.db"}, dir.path() / "all.db", false);
+  store::Store db(dir.path() / "all.db");
+  const auto all = store::exchanges(db, 0);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_NE(all[0].session_id, all[1].session_id);
+  for (const auto& e : all) {
+    ASSERT_TRUE(e.candidate_id);
+    const auto c = db.candidates_by_id({*e.candidate_id});
+    EXPECT_EQ(c.at(0).task, e.place.task);  // candidates renumbered, exchanges follow them
+    EXPECT_EQ(store::costs(db, e.session_id).at(0).task, e.place.task);
+  }
 }
 
 /// The loopback server as a child process, on a free port, serving `script`.

@@ -35,7 +35,8 @@ class Script:
     def __init__(self, path):
         with open(path) as f:
             self.replies = json.load(f)["replies"]
-        self.left = [r.get("times", 1) for r in self.replies]
+        # uses left per reply; -1: without limit (it never counts down to 0)
+        self.left = [r.get("times", 1) if r.get("times", 1) > 0 else -1 for r in self.replies]
         self.lock = threading.Lock()
 
     def pick(self, last_user):

@@ -76,7 +76,7 @@ output_price_per_mtok = 2.0
 system = "{TEMPLATES / 'system.md'}"
 task = "{TEMPLATES / 'task.md'}"
 reflect = "{TEMPLATES / 'reflect.md'}"
-[strategy]
+[{strategy}]
 {strategy_table}
 """)
     return path
@@ -147,8 +147,7 @@ def test_malformed_and_missing_code_blocks_are_recorded(kbx, serve, tmp_path):
 def test_api_key_is_sent_but_never_stored(kbx, serve, tmp_path):
     relu = (EXPERT / "Activation" / "relu.py").read_text()
     server = serve([{"content": fenced(relu) + f"(echoing {SECRET})", "times": 0}])
-    config = write_method(tmp_path, server.url, model_extra='api_key_env = "KBX_TEST_API_KEY"\n'
-                                                          "stream = true")
+    config = write_method(tmp_path, server.url, model_extra='api_key_env = "KBX_TEST_API_KEY"')
     db = tmp_path / "g.db"
     missing = kbx("generate", "--method-config", str(config), "--tasks", "Activation/relu",
                   "--db", str(db), env=env_without_proxy())
@@ -158,16 +157,37 @@ def test_api_key_is_sent_but_never_stored(kbx, serve, tmp_path):
     assert p.returncode == 0, p.stderr
     (log,) = server.requests()
     assert log["headers"]["Authorization"] == f"Bearer {SECRET}"
-    assert log["body"]["stream"] is True
-    assert log["body"]["stream_options"] == {"include_usage": True}
-    (response, tokens, cost), = db_rows(db, "SELECT response, completion_tokens, cost "
-                                            "FROM exchanges")
-    assert response.startswith("data: ") and tokens > 0 and cost > 0
+    (response,), = db_rows(db, "SELECT response FROM exchanges")
+    assert "[api key]" in response  # the server echoed the key: scrubbed before storing
     con = sqlite3.connect(db)
     dump = "\n".join(con.iterdump())
     con.close()
     assert SECRET not in dump
     assert SECRET not in p.stdout + p.stderr
+
+
+def test_streaming_generate_counts_tokens(kbx, serve, tmp_path):
+    relu = (EXPERT / "Activation" / "relu.py").read_text()
+    server = serve([{"content": fenced(relu), "usage": {"prompt_tokens": 1000,
+                                                        "completion_tokens": 500}}])
+    config = write_method(tmp_path, server.url, model_extra="stream = true")
+    db = tmp_path / "g.db"
+    p = kbx("generate", "--method-config", str(config), "--tasks", "Activation/relu",
+            "--db", str(db), env=env_without_proxy())
+    assert p.returncode == 0, p.stderr
+    (log,) = server.requests()
+    assert log["body"]["stream"] is True
+    assert log["body"]["stream_options"] == {"include_usage": True}
+    (response, streamed, prompt, completion, cost, cand), = db_rows(
+        db, "SELECT response, streamed, prompt_tokens, completion_tokens, cost, candidate_id "
+            "FROM exchanges")
+    assert response.startswith("data: ") and response.rstrip().endswith("data: [DONE]")
+    assert (streamed, prompt, completion) == (1, 1000, 500) and cand is not None
+    assert cost == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1e6)
+    (source,), = db_rows(db, "SELECT source FROM candidates")
+    assert source == relu
+    assert db_rows(db, "SELECT requests, prompt_tokens, completion_tokens FROM gen_costs") == \
+        [(1, 1000, 500)]
 
 
 # ---- end to end: kbx run of a refine method on the CPU, then --replay ------------------------
