@@ -113,8 +113,8 @@ void parse_stream(const std::string& body, ChatReply& reply) {
     try {
       chunk = json::parse(data);
     } catch (const json::exception& e) {
-      throw Error("a stream chunk is not JSON (" + std::string(e.what()) + "): " +
-                  data.substr(0, 200));
+      throw Error("a stream chunk is not JSON (" + std::string(e.what()) +
+                  "): " + data.substr(0, 200));
     }
     if (chunk.contains("error")) throw Error("the stream reported an error: " + chunk.dump());
     if (chunk.contains("usage")) read_usage(chunk["usage"], reply);
@@ -152,7 +152,8 @@ ChatClient::ChatClient(Endpoint endpoint) : e_(std::move(endpoint)) {
     const char* key = std::getenv(e_.api_key_env.c_str());
     if (!key || !*key) {
       throw Error("the method config's model.api_key_env names " + e_.api_key_env +
-                  ", which is not set: export " + e_.api_key_env + "=<your key> (kbx reads the "
+                  ", which is not set: export " + e_.api_key_env +
+                  "=<your key> (kbx reads the "
                   "key from the environment only)");
     }
     key_ = key;
@@ -165,7 +166,8 @@ HttpResult ChatClient::post(const std::string& body) const {
   const std::string url = e_.base_url + "/chat/completions";
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   if (e_.stream) headers = curl_slist_append(headers, "Accept: text/event-stream");
-  if (!key_.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + key_).c_str());
+  if (!key_.empty())
+    headers = curl_slist_append(headers, ("Authorization: Bearer " + key_).c_str());
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> hold(headers, &curl_slist_free_all);
   Received got;
   CURL* c = h.get();
@@ -188,11 +190,10 @@ HttpResult ChatClient::post(const std::string& body) const {
   r.retry_after_s = got.retry_after_s;
   if (rc != CURLE_OK) {
     r.timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-    r.error = got.too_big ? fmt::format("the reply from {} exceeded {} MiB", url, kMaxBody >> 20)
-              : r.timed_out
-                  ? fmt::format("no complete reply from {} within {} s (model.timeout_s)", url,
-                                e_.timeout_s)
-                  : fmt::format("{}: {}", url, curl_easy_strerror(rc));
+    r.error = got.too_big   ? fmt::format("the reply from {} exceeded {} MiB", url, kMaxBody >> 20)
+              : r.timed_out ? fmt::format("no complete reply from {} within {} s (model.timeout_s)",
+                                          url, e_.timeout_s)
+                            : fmt::format("{}: {}", url, curl_easy_strerror(rc));
     return r;
   }
   long status = 0;

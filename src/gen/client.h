@@ -26,9 +26,9 @@ struct ChatReply {
 
 /// One HTTP exchange as the transport saw it (what a retry decision needs).
 struct HttpResult {
-  int status = 0;           ///< 0: no reply
+  int status = 0;  ///< 0: no reply
   std::string body;
-  std::string error;        ///< transport error ("" when a reply came)
+  std::string error;  ///< transport error ("" when a reply came)
   bool timed_out = false;
   std::optional<double> retry_after_s;  ///< a Retry-After header in seconds
 };

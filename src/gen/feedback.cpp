@@ -27,9 +27,10 @@ std::string clip(const std::string& text, std::size_t limit) {
 
 void add_timing(const store::Result& r, const store::Calibration* calibration, std::string& out) {
   if (r.speedup) {
-    out += fmt::format("speedup over eager PyTorch: {:.2f}x (geometric mean over the performance "
-                       "cases)\n",
-                       *r.speedup);
+    out += fmt::format(
+        "speedup over eager PyTorch: {:.2f}x (geometric mean over the performance "
+        "cases)\n",
+        *r.speedup);
   }
   if (r.kernel_share) {
     out += fmt::format("kernel share: {:.0f}% of the timed GPU work ran in your own kernels\n",
@@ -67,14 +68,18 @@ std::string verdict_text(const Outcome& o, const store::Calibration* calibration
   }
   if (!o.verdict) return "status: not_evaluated\n";
   const store::Result& r = *o.verdict;
-  std::string out = fmt::format("status: {} ({} of {} cases passed)\n", r.status, r.cases_passed,
-                                r.cases_total);
-  if (const auto* c = first_failing(r)) {
+  std::string out =
+      fmt::format("status: {} ({} of {} cases passed)\n", r.status, r.cases_passed, r.cases_total);
+  const auto* c = first_failing(r);
+  if (c) {
     out += fmt::format("first failing case: {} (tier {}): {}, error ratio {:.4g}", c->name, c->tier,
                        c->status, c->error_ratio);
     out += c->detail.empty() ? "\n" : "; " + c->detail + "\n";
   }
-  if (!r.detail.empty()) out += "log:\n" + clip(r.detail, 4000) + "\n";
+  const bool repeats_case = c && !c->detail.empty() &&
+                            r.detail.find(c->detail) != std::string::npos &&
+                            r.detail.size() < c->detail.size() + c->name.size() + 16;
+  if (!r.detail.empty() && !repeats_case) out += "log:\n" + clip(r.detail, 4000) + "\n";
   add_timing(r, calibration, out);
   return out;
 }

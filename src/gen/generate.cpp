@@ -320,8 +320,7 @@ void parallel(Session& s, const std::vector<const suite::Task*>& tasks, const Ev
     std::vector<Request> reqs;
     for (const auto* t : active) {
       for (int w = 1; w <= m.workers; ++w) {
-        const json base =
-            round == 1 ? s.first_messages(*t) : s.reflection(last.at({t->id(), w}));
+        const json base = round == 1 ? s.first_messages(*t) : s.reflection(last.at({t->id(), w}));
         reqs.push_back(s.request(t, base, round, fmt::format("w{}", w), w));
       }
     }
@@ -365,9 +364,9 @@ std::vector<store::TaskCost> task_costs(const History& history) {
 }
 
 json summary_json(const GenerateSummary& g, double wall_s) {
-  json totals = {{"requests", 0},      {"failed_requests", 0}, {"prompt_tokens", 0},
-                 {"completion_tokens", 0}, {"cost", 0.0},      {"candidates", 0},
-                 {"correct", 0},       {"wall_s", wall_s},     {"evaluated", g.evaluated}};
+  json totals = {{"requests", 0},          {"failed_requests", 0}, {"prompt_tokens", 0},
+                 {"completion_tokens", 0}, {"cost", 0.0},          {"candidates", 0},
+                 {"correct", 0},           {"wall_s", wall_s},     {"evaluated", g.evaluated}};
   for (const auto& c : g.costs) {
     totals["requests"] = totals["requests"].get<std::int64_t>() + c.requests;
     totals["failed_requests"] = totals["failed_requests"].get<std::int64_t>() + c.failed_requests;
@@ -419,11 +418,11 @@ std::string summary_table(const GenerateSummary& g) {
   store::TaskCost total;
   for (const auto& c : g.costs) {
     const auto per = c.tokens_per_correct();
-    out += fmt::format("{:<40} {:>8} {:>6} {:>10} {:>10} {:>9.4f} {:>8.1f} {:>6} {:>7} {:>12}\n",
-                       c.task, c.requests, c.failed_requests, c.prompt_tokens,
-                       c.completion_tokens, c.cost, c.wall_s, c.candidates,
-                       g.evaluated ? std::to_string(c.correct) : "-",
-                       per ? fmt::format("{:.0f}", *per) : "-");
+    out +=
+        fmt::format("{:<40} {:>8} {:>6} {:>10} {:>10} {:>9.4f} {:>8.1f} {:>6} {:>7} {:>12}\n",
+                    c.task, c.requests, c.failed_requests, c.prompt_tokens, c.completion_tokens,
+                    c.cost, c.wall_s, c.candidates, g.evaluated ? std::to_string(c.correct) : "-",
+                    per ? fmt::format("{:.0f}", *per) : "-");
     total.requests += c.requests;
     total.failed_requests += c.failed_requests;
     total.prompt_tokens += c.prompt_tokens;

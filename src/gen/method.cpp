@@ -29,7 +29,8 @@ using Fields = suite::Fields;
 /// An integer field that must be at least `low`.
 int at_least(Fields& f, const std::string& key, long long fallback, long long low) {
   const long long v = f.integer(key, fallback);
-  if (v < low || v > 1000000) f.fail(key, "must be between " + std::to_string(low) + " and 1000000");
+  if (v < low || v > 1000000)
+    f.fail(key, "must be between " + std::to_string(low) + " and 1000000");
   return static_cast<int>(v);
 }
 
@@ -58,8 +59,9 @@ Endpoint parse_endpoint(Fields& f) {
   e.api_key_env = f.str("api_key_env", false);
   for (char c : e.api_key_env) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
-      f.fail("api_key_env", "the NAME of an environment variable (letters, digits, _), never the "
-                            "key itself");
+      f.fail("api_key_env",
+             "the NAME of an environment variable (letters, digits, _), never the "
+             "key itself");
     }
   }
   e.stream = f.boolean("stream", false);

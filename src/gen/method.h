@@ -23,10 +23,10 @@ struct Endpoint {
   bool stream = false;      ///< server-sent events, with stream_options.include_usage
   double timeout_s = 600;   ///< whole request
   double connect_timeout_s = 10;
-  int concurrency = 4;    ///< requests in flight at once
-  int max_retries = 4;    ///< retries after the first try (429, 5xx, connection errors)
-  double backoff_s = 1;   ///< first retry's delay, doubled each retry, with jitter
-  double max_backoff_s = 60;  ///< the longest wait, Retry-After included
+  int concurrency = 4;               ///< requests in flight at once
+  int max_retries = 4;               ///< retries after the first try (429, 5xx, connection errors)
+  double backoff_s = 1;              ///< first retry's delay, doubled each retry, with jitter
+  double max_backoff_s = 60;         ///< the longest wait, Retry-After included
   double input_price_per_mtok = 0;   ///< cost of a million prompt tokens
   double output_price_per_mtok = 0;  ///< cost of a million completion tokens
 };
@@ -47,14 +47,14 @@ struct Templates {
 /// A generating method: a strategy, a model endpoint, prompt templates and sampling parameters.
 struct MethodConfig {
   std::filesystem::path path;
-  std::string text;  ///< the file as read (stored with each session)
-  std::string name;  ///< the method results are stored under (default: the file's stem)
+  std::string text;              ///< the file as read (stored with each session)
+  std::string name;              ///< the method results are stored under (default: the file's stem)
   std::string track = "triton";  ///< the rules the prompt states (triton or any)
   Strategy strategy = Strategy::Oneshot;
-  int samples = 1;      ///< oneshot: samples per task
-  int rounds = 1;       ///< refine, parallel
-  int candidates = 1;   ///< refine: candidates per round
-  int workers = 1;      ///< parallel
+  int samples = 1;              ///< oneshot: samples per task
+  int rounds = 1;               ///< refine, parallel
+  int candidates = 1;           ///< refine: candidates per round
+  int workers = 1;              ///< parallel
   bool stop_at_correct = true;  ///< stop a task (refine) or all its workers (parallel) at the
                                 ///< first correct kernel
   Endpoint endpoint;

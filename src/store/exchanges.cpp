@@ -22,9 +22,10 @@ std::optional<double> TaskCost::tokens_per_correct() const {
 }
 
 std::int64_t begin_session(Store& db, const GenSession& s) {
-  Stmt st(db.handle(),
-          "INSERT INTO gen_sessions(method, strategy, model, base_url, config_path, config, replay, "
-          "started_at) VALUES(?,?,?,?,?,?,?,?)");
+  Stmt st(
+      db.handle(),
+      "INSERT INTO gen_sessions(method, strategy, model, base_url, config_path, config, replay, "
+      "started_at) VALUES(?,?,?,?,?,?,?,?)");
   st.bind(1, s.method).bind(2, s.strategy).bind(3, s.model).bind(4, s.base_url);
   st.bind(5, s.config_path).bind(6, s.config).bind(7, std::int64_t{s.replay});
   st.bind(8, utc_now_iso()).step();

@@ -17,7 +17,7 @@ struct GenSession {
   std::string model;
   std::string base_url;
   std::string config_path;
-  std::string config;  ///< the method config's text as read
+  std::string config;   ///< the method config's text as read
   bool replay = false;  ///< its replies came from stored exchanges, not from a model
   std::string started_at, finished_at;
   std::string summary;  ///< JSON: the session's totals (requests, tokens, cost, wall time)
@@ -51,8 +51,8 @@ struct Exchange {
   bool streamed = false;
   std::optional<std::int64_t> prompt_tokens, completion_tokens;
   std::optional<double> cost;
-  std::optional<std::int64_t> candidate_id;  ///< the candidate extracted from the reply
-  std::string no_candidate;                  ///< why the reply gave no candidate ("" when it did)
+  std::optional<std::int64_t> candidate_id;   ///< the candidate extracted from the reply
+  std::string no_candidate;                   ///< why the reply gave no candidate ("" when it did)
   std::optional<std::int64_t> replayed_from;  ///< the stored exchange a --replay answered from
 
   bool ok() const { return error.empty() && http_status == 200; }

@@ -26,9 +26,9 @@ namespace {
 /// Every table of the schema that merge knows; a table missing here stops the merge, so that a
 /// schema change must say how its new table merges.
 const std::set<std::string> kKnownTables = {
-    "meta",     "candidates",    "runs",        "results",     "case_results", "samples",
-    "attempts", "result_grades", "case_grades", "calibration", "baselines",    "gen_sessions",
-    "exchanges", "gen_costs"};
+    "meta",      "candidates",   "runs",          "results",     "case_results",
+    "samples",   "attempts",     "result_grades", "case_grades", "calibration",
+    "baselines", "gen_sessions", "exchanges",     "gen_costs"};
 
 /// Tables whose rows hang off a result (result_id), copied with their result.
 const char* const kResultChildren[] = {"case_results", "samples", "result_grades", "case_grades"};
@@ -303,12 +303,13 @@ void merge_generation(sqlite3* db) {
   const std::int64_t sessions = count(db, "SELECT COALESCE(MAX(id), 0) FROM main.gen_sessions");
   const std::int64_t exchanges = count(db, "SELECT COALESCE(MAX(id), 0) FROM main.exchanges");
   const std::string session = fmt::format("s.session_id + {}", sessions);
-  exec(db, copy_sql(db, "gen_sessions", "src.gen_sessions", {{"id", fmt::format("s.id + {}", sessions)}},
-                    "ORDER BY s.id"));
+  exec(db, copy_sql(db, "gen_sessions", "src.gen_sessions",
+                    {{"id", fmt::format("s.id + {}", sessions)}}, "ORDER BY s.id"));
   exec(db, copy_sql(db, "exchanges", "src.exchanges",
                     {{"id", fmt::format("s.id + {}", exchanges)},
                      {"session_id", session},
-                     {"candidate_id", "(SELECT cm.new FROM temp.cand_map cm WHERE cm.old = s.candidate_id)"},
+                     {"candidate_id",
+                      "(SELECT cm.new FROM temp.cand_map cm WHERE cm.old = s.candidate_id)"},
                      {"replayed_from", fmt::format("s.replayed_from + {}", exchanges)}},
                     "ORDER BY s.id"));
   exec(db, copy_sql(db, "gen_costs", "src.gen_costs", {{"session_id", session}}, ""));

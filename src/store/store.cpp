@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/util.h"
