@@ -19,6 +19,7 @@
 #include "store/exchanges.h"
 #include "store/merge.h"
 #include "store/store.h"
+#include "suite/task.h"
 #include "test_util.h"
 
 namespace kbx {
@@ -90,6 +91,33 @@ TEST(GenMethod, UnknownKeysAndBadTypesNameFileAndField) {
   e = load_error(std::string(kRefine).replace(std::string(kRefine).find("task.md"), 7, "no.md"));
   EXPECT_NE(e.find("'prompts.task'"), std::string::npos) << e;
   EXPECT_NE(e.find("does not exist"), std::string::npos) << e;
+}
+
+TEST(GenMethod, ShippedConfigsLoadAndTheirTemplatesRender) {
+  const fs::path root = fs::path(KBX_TEST_DIR).parent_path();
+  const auto task = suite::load_task(root / "tasks" / "Math" / "add");
+  int configs = 0;
+  for (const auto& entry : fs::directory_iterator(root / "methods")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++configs;
+    SCOPED_TRACE(entry.path().string());
+    const auto m = gen::load_method(entry.path());
+    auto values = gen::task_values(task, m.track, std::nullopt);
+    const std::string prompt = gen::render(read_file(m.templates.task), "task", values);
+    EXPECT_NE(prompt.find("add(input, other"), std::string::npos);  // the signature
+    EXPECT_NE(prompt.find("def cases():"), std::string::npos);      // the reference code
+    EXPECT_EQ(prompt.find("{{"), std::string::npos);
+    if (!m.templates.reflect.empty()) {
+      values["verdict"] = "status: numerical_mismatch";
+      values["status"] = "numerical_mismatch";
+      values["round"] = "1";
+      EXPECT_NE(gen::render(read_file(m.templates.reflect), "reflect", values)
+                    .find("status: numerical_mismatch"),
+                std::string::npos);
+    }
+    EXPECT_EQ(m.text.find("sk-"), std::string::npos);  // a variable's name, never a key
+  }
+  EXPECT_EQ(configs, 5);  // the paper's five method families
 }
 
 TEST(GenPrompt, RendersPlaceholdersAndNamesUnknownOnes) {

@@ -190,6 +190,23 @@ def test_streaming_generate_counts_tokens(kbx, serve, tmp_path):
         [(1, 1000, 500)]
 
 
+def test_concurrency_limit_and_samples(kbx, serve, tmp_path):
+    relu = (EXPERT / "Activation" / "relu.py").read_text()
+    server = serve([{"content": fenced(relu), "delay_s": 0.6, "times": 0}])
+    config = write_method(tmp_path, server.url, strategy_table="samples = 4")  # concurrency 2
+    db = tmp_path / "g.db"
+    p = kbx("generate", "--method-config", str(config), "--tasks", "Activation/relu",
+            "--db", str(db), env=env_without_proxy())
+    assert p.returncode == 0, p.stderr
+    times = sorted(r["time"] for r in server.requests())
+    assert len(times) == 4
+    # two at a time: the third request waits for a reply to the first two (0.6 s)
+    assert times[1] - times[0] < 0.4 and times[2] - times[0] >= 0.5
+    # the same code as four samples: four candidates (one per sample), no round
+    assert db_rows(db, "SELECT sample, round, worker FROM candidates ORDER BY sample") == \
+        [(1, None, None), (2, None, None), (3, None, None), (4, None, None)]
+
+
 # ---- end to end: kbx run of a refine method on the CPU, then --replay ------------------------
 
 def sabotaged(path, old, new):
@@ -301,3 +318,38 @@ def test_replay_names_a_request_without_a_stored_reply(kbx, tmp_path):
             "--db", str(tmp_path / "empty.db"), "--replay", env=env_without_proxy())
     assert p.returncode == 2
     assert "no stored reply for Math/add sample 1 turn 1" in p.stderr, p.stderr
+
+
+def test_run_parallel_workers_keep_their_own_conversations(kbx, serve, tmp_path):
+    relu = (EXPERT / "Activation" / "relu.py").read_text()
+    relu_wrong = sabotaged(EXPERT / "Activation" / "relu.py", "tl.where(x < 0, 0.0, x)",
+                           "tl.where(x < 0, 0.0, x * 1.5)")
+    reflect = "kbx evaluated your kernel for Activation/relu"
+    server = serve([
+        {"match": [reflect, "status: passed"], "content": fenced(relu) + "(faster)"},
+        {"match": reflect, "content": fenced(relu) + "(repaired)"},
+        {"match": first_prompt("Activation/relu"), "content": fenced(relu)},
+        {"match": first_prompt("Activation/relu"), "content": fenced(relu_wrong)},
+    ])
+    config = write_method(tmp_path, server.url, strategy="parallel",
+                          strategy_table="workers = 2\nrounds = 2\nstop_at_correct = false")
+    db = tmp_path / "par.db"
+    p = kbx("run", "--method-config", str(config), "--tasks", "Activation/relu", "--db", str(db),
+            "--device", "cpu", "--jobs", "2", env=env_without_proxy(), timeout=1200)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(server.requests()) == 4
+    rows = db_rows(db, """SELECT e.worker, e.round, e.request, e.response, c.worker, c.sample,
+                          (SELECT status FROM results r WHERE r.candidate_id = c.id)
+                          FROM exchanges e JOIN candidates c ON c.id = e.candidate_id""")
+    by = {(w, r): (json.loads(req)["messages"], json.loads(resp), cw, cs, status)
+          for w, r, req, resp, cw, cs, status in rows}
+    assert sorted(by) == [("w1", 1), ("w1", 2), ("w2", 1), ("w2", 2)]
+    statuses = sorted(by[(w, 1)][4] for w in ("w1", "w2"))
+    assert statuses[1] == "passed" and statuses[0] != "passed"
+    for w in ("w1", "w2"):
+        msgs, _, worker, sample, status = by[(w, 2)]
+        first_reply = by[(w, 1)][1]["choices"][0]["message"]["content"]
+        assert msgs[2] == {"role": "assistant", "content": first_reply}  # its own conversation
+        expected = "status: passed" if by[(w, 1)][4] == "passed" else "status: " + by[(w, 1)][4]
+        assert expected in msgs[3]["content"]
+        assert (worker, sample, status) == (w, int(w[1]), "passed")
