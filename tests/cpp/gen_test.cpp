@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "gen/client.h"
+#include "gen/feedback.h"
 #include "gen/method.h"
 #include "gen/prompt.h"
 #include "store/exchanges.h"
@@ -118,6 +119,59 @@ TEST(GenMethod, ShippedConfigsLoadAndTheirTemplatesRender) {
     EXPECT_EQ(m.text.find("sk-"), std::string::npos);  // a variable's name, never a key
   }
   EXPECT_EQ(configs, 5);  // the paper's five method families
+}
+
+TEST(GenPrompt, NamesTheCalibratedGpuAndItsPeaks) {
+  const fs::path root = fs::path(KBX_TEST_DIR).parent_path();
+  store::Calibration cal;
+  cal.gpu = "NVIDIA H200";
+  cal.peaks = {{"copy_bw", 4.1e12}, {"bf16", 7.5e14}};
+  const auto v = gen::task_values(suite::load_task(root / "tasks" / "Math" / "add"), "any", cal);
+  EXPECT_EQ(v.at("gpu"), "NVIDIA H200");
+  EXPECT_EQ(v.at("peaks"), "bf16 750.0 TFLOP/s, memory bandwidth 4100 GB/s");
+  EXPECT_NE(v.at("cases").find("- perf_f32_16M (full)"), std::string::npos) << v.at("cases");
+  EXPECT_NE(v.at("contract").find("tolerance model: shadow"), std::string::npos);
+  EXPECT_EQ(v.at("track_rules"), "Any implementation is accepted, as long as it is correct.");
+}
+
+TEST(GenFeedback, StatesTheVerdictOrWhyThereWasNoCandidate) {
+  gen::Outcome none;
+  none.no_candidate = "empty reply";
+  EXPECT_EQ(gen::outcome_status(none), "no_code");
+  EXPECT_NE(gen::verdict_text(none, nullptr)
+                .find("status: no_code (your reply gave no kernel: "
+                      "empty reply)"),
+            std::string::npos);
+  gen::Outcome wrong;
+  wrong.verdict = store::Result{};
+  wrong.verdict->status = "numerical_mismatch";
+  wrong.verdict->cases_total = 3;
+  wrong.verdict->cases_passed = 1;
+  wrong.verdict->detail = "Traceback: something";
+  store::CaseResult ok, bad;
+  ok.name = "a";
+  ok.status = "passed";
+  bad.name = "b";
+  bad.tier = "small";
+  bad.status = "numerical_mismatch";
+  bad.error_ratio = 123.456;
+  bad.detail = "max abs error 2";
+  wrong.verdict->cases = {ok, bad};
+  const std::string text = gen::verdict_text(wrong, nullptr);
+  EXPECT_NE(text.find("status: numerical_mismatch (1 of 3 cases passed)"), std::string::npos);
+  EXPECT_NE(text.find("first failing case: b (tier small): numerical_mismatch, error ratio 123.5; "
+                      "max abs error 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("log:\nTraceback: something"), std::string::npos) << text;
+  gen::Outcome passed;
+  passed.verdict = store::Result{};
+  passed.verdict->status = "passed";
+  passed.verdict->speedup = 1.5;
+  EXPECT_GT(gen::outcome_rank(passed), gen::outcome_rank(wrong));
+  EXPECT_GT(gen::outcome_rank(wrong), gen::outcome_rank(none));
+  EXPECT_NE(gen::verdict_text(passed, nullptr).find("speedup over eager PyTorch: 1.50x"),
+            std::string::npos);
 }
 
 TEST(GenPrompt, RendersPlaceholdersAndNamesUnknownOnes) {
