@@ -693,8 +693,9 @@ int main(int argc, char** argv) {
   auto* merge = app.add_subcommand(
       "merge",
       "merge results databases (the shards of kbx eval --shard, or any) into a new one: runs, "
-      "candidates, results, samples, attempts, calibrations, baselines, with ids renumbered; "
-      "refuses inputs of another schema version and jobs with different verdicts in two inputs");
+      "candidates, results, samples, attempts, calibrations, baselines, generation sessions "
+      "and their exchanges, with ids renumbered; refuses inputs of another schema version and "
+      "jobs with different verdicts in two inputs");
   std::vector<std::string> merge_inputs;
   std::string merge_output;
   bool merge_force = false;
