@@ -11,7 +11,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -175,6 +174,8 @@ class Session {
     return reply;
   }
 
+  /// Sends one request (or answers it from the database), keeps the reply's code, and stores
+  /// the exchange and the candidate.
   Attempt attempt(const Request& r) {
     Attempt a;
     a.request = r;
@@ -187,19 +188,7 @@ class Session {
     e.started_at = utc_now_iso();
     e.streamed = m_.endpoint.stream;
     const ChatReply reply = ask(r, body, e);  // replay: one thread, which alone reads the db
-    const std::string secret = client_ ? client_->secret() : "";
-    e.request = redact(reply.request, secret);
-    e.request_sha256 = sha256_hex(reply.request);
-    e.response = reply.response;
-    e.http_status = reply.http_status;
-    e.attempts = reply.attempts;
-    e.error = reply.error;
-    e.wall_s = reply.wall_s;
-    e.prompt_tokens = reply.prompt_tokens;
-    e.completion_tokens = reply.completion_tokens;
-    e.cost = (reply.prompt_tokens.value_or(0) * m_.endpoint.input_price_per_mtok +
-              reply.completion_tokens.value_or(0) * m_.endpoint.output_price_per_mtok) /
-             1e6;
+    record(reply, e);
     if (!reply.ok()) {
       a.outcome.request_error = reply.error;
       say(r.place.text() + ": " + reply.error);
@@ -212,6 +201,22 @@ class Session {
     e.no_candidate = a.outcome.no_candidate;
     e.id = store::save_exchange(db_, e);
     return a;
+  }
+
+  /// What the exchange came to, as it is stored (the key scrubbed from the request too).
+  void record(const ChatReply& reply, store::Exchange& e) const {
+    e.request = redact(reply.request, client_ ? client_->secret() : "");
+    e.request_sha256 = sha256_hex(reply.request);
+    e.response = reply.response;
+    e.http_status = reply.http_status;
+    e.attempts = reply.attempts;
+    e.error = reply.error;
+    e.wall_s = reply.wall_s;
+    e.prompt_tokens = reply.prompt_tokens;
+    e.completion_tokens = reply.completion_tokens;
+    e.cost = (reply.prompt_tokens.value_or(0) * m_.endpoint.input_price_per_mtok +
+              reply.completion_tokens.value_or(0) * m_.endpoint.output_price_per_mtok) /
+             1e6;
   }
 
   /// The candidate of a reply, or why it has none.
