@@ -36,9 +36,11 @@ test-slurm: build
 check-suite: build
 	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu
 
+# The experts on the CPU; two reference workers, so that the GPU pipeline's chunks computed side by side
+# (sched::JobFeed) run here too.
 check-expert: build
 	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu --jobs $(JOBS) \
-	  --db $(BUILD)/ci-expert.db --fresh
+	  --reference-workers 2 --db $(BUILD)/ci-expert.db --fresh
 	$(KBX) results --db $(BUILD)/ci-expert.db
 	@! $(KBX) results --db $(BUILD)/ci-expert.db --format csv | tail -n +2 | grep -v ',passed,' \
 	  || (echo "an expert kernel failed on the CPU" && false)

@@ -153,6 +153,13 @@ def _load(tensors, values):
         t.copy_(values[k])
 
 
+def _fits(tensors, values):
+    """Whether values can be written into the call's tensors as they are: the same names, shapes
+    and dtypes (copy_ would broadcast a smaller shape without a word)."""
+    return all(k in values and values[k].shape == t.shape and values[k].dtype == t.dtype
+               for k, t in tensors.items())
+
+
 DECOYS = 2  # value variants per timed case besides the case's own and its judged twin's
 
 
@@ -224,11 +231,15 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
     if twin is not None and twin.get("call") == case.get("call"):
         original, _ = inputs.get(case)  # the values as generated: the call may have updated them
         fresh, fresh_from = inputs.get(twin)
-        try:  # tensors that cannot take the values in place (expanded views): judge it apart
-            _load(tensors, original)
-            variants = [original, fresh] + _decoys(inputs, twin, DECOYS)
-        except (RuntimeError, KeyError):
-            variants = None
+        # A twin of other shapes (an out= tensor sized by the values, as masked_select's is)
+        # cannot be written into this call either; decoys that do not fit are left out.
+        if _fits(tensors, original) and _fits(tensors, fresh):
+            try:  # tensors that cannot take the values in place (expanded views): judge it apart
+                _load(tensors, original)
+                variants = [original, fresh] + [d for d in _decoys(inputs, twin, DECOYS)
+                                                if _fits(tensors, d)]
+            except (RuntimeError, KeyError):
+                variants = None
     rng = random.Random(seed)
     order = variant_rounds(rng, len(variants)) if variants else None
     pick = Reservoir(rng)
@@ -305,6 +316,10 @@ def run(request, channel):
         torch.empty(1, device=device)
         l2_guard()  # persisting L2 off from here on: a later setting is the candidate's
     inputs = CaseInputs(request, device)
+    # The candidate runs under the task's TF32 rule, as the reference does: PyTorch allows TF32
+    # in cuDNN by default, which would put a float32 convolution called from a candidate outside
+    # a contract that forbids TF32 (the candidate may still change the switches itself).
+    set_tf32(inputs.tf32)
     counter = LaunchCounter()
     sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
     t_import = time.perf_counter()

@@ -118,6 +118,34 @@ def _time_compiled(ref, job, args, kwargs, device, timer):
         return {"compile_error": f"{type(exc).__name__}: {exc}"[:1000]}
 
 
+class _SlotSpan:
+    """The GPU's timing slot for part of a task: asked for at the first take(), handed back
+    (after the GPU is idle) when the block ends. Inert when the supervisor hands out none."""
+
+    def __init__(self, channel, wanted):
+        self.channel, self.wanted, self.held = channel, bool(wanted), False
+
+    def take(self):
+        if self.wanted and not self.held:
+            self.channel.wait_for_slot()
+            self.held = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.held:
+            sync_all()
+            self.channel.send("slot_done")
+            self.held = False
+        return False
+
+
+def sync_all():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def run(request, channel):
     device = request["device"]
     timer = None
@@ -133,10 +161,17 @@ def run(request, channel):
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
             tiers = set(job["tiers"])
             ran = [c for c in ref.cases if c.tier in tiers]
-            for case in ran:
-                _run_case(ref, job, case, device, channel, timer)
-            for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
-                _run_case(ref, job, twin, device, channel, timer)
+            # The edge and small cases run beside other jobs; from the first full-size case on
+            # (with the eager and compiled timing, and the fresh twins) the task holds the GPU's
+            # timing slot, handed back at its end (issue 14).
+            with _SlotSpan(channel, request.get("gpu_slot")) as slot:
+                for case in ran:
+                    if case.tier == "full":
+                        slot.take()
+                    _run_case(ref, job, case, device, channel, timer)
+                for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
+                    slot.take()
+                    _run_case(ref, job, twin, device, channel, timer)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0)
         except Exception as exc:  # a broken reference is reported, the next task still runs

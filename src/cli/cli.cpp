@@ -371,6 +371,18 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
                    "such as 0,1; each has its own timing slot; the references run on the first "
                    "(default: the GPU CUDA_VISIBLE_DEVICES names first)");
+  eval->add_option("--ref-cache", ev.ref_cache,
+                   "the reference cache's folder, or off: reference outputs, shadows, inputs and "
+                   "eager timings kept per task hash, seed, tiers and machine, shared by methods "
+                   "and runs of the same --seed (default: $KBX_REF_CACHE, else "
+                   "~/.cache/kbx/references; used only while candidates are confined)");
+  eval->add_option("--ref-cache-mb", ev.ref_cache_mb,
+                   "the reference cache's size cap, oldest entries removed first (default 16384)");
+  eval->add_option("--reference-workers", ev.reference_workers,
+                   "reference workers at once, each computing a chunk of tasks' references while "
+                   "the candidates of earlier chunks run (default: on cuda half of --jobs, at "
+                   "most 3; on cpu 1)")
+      ->check(CLI::Range(1, 16));
   eval->add_option("--jobs", ev.jobs,
                    "candidates evaluated at once (default: on cuda half the cores, at most 8 and "
                    "as many as the GPU memory takes, their full-size cases and timed loops one "

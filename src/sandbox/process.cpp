@@ -227,11 +227,17 @@ struct SlotState {
   bool held = false;
 };
 
-/// Notes the worker's first "slot_wanted" among the events that came since the last call.
-void note_slot_wanted(const Outcome& out, SlotState& st, double t0) {
+/// Notes the worker's "slot_wanted" among the events that came since the last call, and, where
+/// the spawn allows it, its "slot_done": the slot is released and may be asked for again.
+void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double t0) {
   for (; st.events_seen < out.events.size(); ++st.events_seen) {
-    if (st.wanted_at < 0 && out.events[st.events_seen].value("ev", "") == "slot_wanted") {
+    const std::string ev = out.events[st.events_seen].value("ev", "");
+    if (st.wanted_at < 0 && ev == "slot_wanted") {
       st.wanted_at = monotonic_seconds() - t0;
+    } else if (ev == "slot_done" && s.slot_handback && st.held) {
+      s.slot->release();
+      st.held = false;
+      st.wanted_at = -1;
     }
   }
 }
@@ -241,13 +247,14 @@ void note_slot_wanted(const Outcome& out, SlotState& st, double t0) {
 double grant_slot(ExclusiveSlot& slot, SlotState& st, Outcome& out, int request_fd, double t0) {
   if (st.wanted_at < 0 || st.held || !slot.try_acquire()) return 0;
   st.held = true;
-  out.slot_granted_after = static_cast<int>(out.events.size());
-  out.slot_wait_seconds = monotonic_seconds() - t0 - st.wanted_at;
+  if (out.slot_granted_after < 0) out.slot_granted_after = static_cast<int>(out.events.size());
+  const double waited = monotonic_seconds() - t0 - st.wanted_at;
+  out.slot_wait_seconds += waited;
   static const char kGo[] = "go\n";
   // The worker has read its whole request before asking, so the pipe has room for 3 bytes; a
   // worker that closed its end gets nothing and ends without the slot's work.
   [[maybe_unused]] const ssize_t n = write(request_fd, kGo, sizeof kGo - 1);
-  return out.slot_wait_seconds;
+  return waited;
 }
 
 }  // namespace
@@ -367,7 +374,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
-        if (s.slot) note_slot_wanted(out, slot_state, t0);
+        if (s.slot) note_slot_events(s, out, slot_state, t0);
       } else if (probe && p.fd == probe->read) {
         const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
         const size_t keep = std::min(room, static_cast<size_t>(n));

@@ -48,6 +48,9 @@ struct Spawn {
   /// "slot_wanted", the line "go" follows on fd 3 once the slot is this job's. The time spent
   /// waiting for it does not count against limits.wall_seconds.
   ExclusiveSlot* slot = nullptr;
+  /// A trusted worker (the references) may hand the slot back with a "slot_done" event and ask
+  /// for it again later; a candidate's is released only once its processes are dead.
+  bool slot_handback = false;
 };
 
 /// The descriptor on which a confined child reports its namespace init's pid.

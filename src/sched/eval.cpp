@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "common/error.h"
@@ -19,6 +21,7 @@
 #include "sched/evaluate.h"
 #include "sched/jobs.h"
 #include "sched/progress.h"
+#include "sched/ref_cache.h"
 #include "sched/reference.h"
 #include "store/baselines.h"
 #include "store/calibration.h"
@@ -217,6 +220,10 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
       std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (2 * gib), 1024));
 }
 
+int reference_workers(const std::string& device, int lanes) {
+  return device == "cuda" ? std::clamp(lanes / 2, 1, 3) : 1;
+}
+
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
   return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
@@ -345,14 +352,30 @@ int run_eval(const EvalOptions& options) {
       task_order.push_back(c.task);
     }
   }
-  bool environment_saved = false;
+  std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
-  const std::string fp = compile_baseline && !pending.empty() ? environment_fingerprint(env) : "";
-  // Tasks go in chunks: references for a few tasks, their candidates, then their files are
-  // deleted, so that full-size tensors of only a few tasks sit on disk at a time.
+  // The reference cache: only while candidates are confined (an unconfined one, as this user,
+  // could write into it and forge every later run's references).
+  std::optional<ReferenceCache> ref_cache;
+  if (o.ref_cache != "off" && !pending.empty()) {
+    if (env.confine) {
+      ref_cache.emplace(
+          o.ref_cache.empty() ? ReferenceCache::default_root() : fs::path(o.ref_cache),
+          o.ref_cache_mb << 20);
+    } else {
+      say("the reference cache is off: candidates are not confined and could write into it");
+    }
+  }
+  const std::string fp =
+      (compile_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
+  // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
+  // candidates of the chunks before it; a task's files go when its last job ends, and at most
+  // kChunksAhead chunks of tasks have files on disk besides the one being computed.
   const size_t chunk = o.device == "cuda" ? 4 : 16;
+  constexpr size_t kChunksAhead = 2;
+  std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size(); first += chunk) {
-    std::vector<ReferenceJob> ref_jobs;
+    auto& ref_jobs = chunks.emplace_back();
     for (size_t k = first; k < std::min(task_order.size(), first + chunk); ++k) {
       const suite::Task* t = task_of.at(task_order[k]);
       ref_jobs.push_back({t,
@@ -364,21 +387,67 @@ int run_eval(const EvalOptions& options) {
                           false,
                           env.work_dir / "inputs" / t->category / t->name});
     }
+  }
+  JobFeed feed([&](const std::string& task) {
+    if (o.keep_files) return;
+    const suite::Task* t = task_of.at(task);
+    std::error_code ec;
+    fs::remove_all(env.work_dir / "ref" / t->category / t->name, ec);
+    fs::remove_all(env.work_dir / "inputs" / t->category / t->name, ec);
+  });
+  // One chunk's references (and compile baselines), its jobs then handed to the lanes.
+  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
     for (auto& job : ref_jobs) {
       if (!compile_baseline) break;
       if (!o.retime_baselines) {
+        std::lock_guard<std::mutex> lock(db_mu);
         cached[job.task->id()] =
             store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
       }
       job.compile_baseline = cached[job.task->id()].empty();
     }
-    json hello;
-    auto refs = run_references(env, ref_jobs, o.time, &hello);
-    if (compile_baseline) use_compile_baselines(db, fp, ref_jobs, cached, refs);
-    if (!hello.is_null() && !environment_saved) {
-      db.set_run_environment(run->id, environment_of(hello, env).dump());
+    std::vector<std::string> cache_keys;  // per job; those restored are not stored again
+    std::vector<bool> restored;
+    for (const auto& job : ref_jobs) {
+      cache_keys.push_back(ref_cache ? ref_cache->key(job, fp, o.time) : "");
+      restored.push_back(ref_cache && !job.compile_baseline &&
+                         ref_cache->restore(cache_keys.back(), job));
+      if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));
+    }
+    auto refs = run_references(env, ref_jobs, o.time, hello);
+    for (size_t k = 0; ref_cache && k < ref_jobs.size(); ++k) {
+      auto it = refs.find(ref_jobs[k].task->id() + "|ref");
+      if (!restored[k] && it != refs.end())
+        ref_cache->store(cache_keys[k], ref_jobs[k], it->second);
+    }
+    if (compile_baseline) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      use_compile_baselines(db, fp, ref_jobs, cached, refs);
+    }
+    if (hello && !hello->is_null() && !environment_saved) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      db.set_run_environment(run->id, environment_of(*hello, env).dump());
       environment_saved = true;
+    }
+    for (const auto& job : ref_jobs) {
+      const std::string task = job.task->id();
+      std::vector<const store::Candidate*> todo;
+      for (const auto& c : pending) {
+        if (c.task == task) todo.push_back(&c);
+      }
+      auto it = refs.find(task + "|ref");
+      if (it == refs.end()) continue;
+      feed.add(task, std::move(it->second), std::move(todo));
+    }
+  };
+  // The first chunk before any lane starts: its worker's hello sets what the lanes read (the
+  // floor's peaks, the lanes for the GPU's memory) and says whether CUDA is there at all.
+  if (!chunks.empty()) {
+    json hello;
+    const bool saved_before = environment_saved;
+    feed_chunk(chunks.front(), &hello);
+    if (!saved_before && environment_saved) {
       // The physical floor's peaks: the calibration the report uses for this run (issue 20).
       if (auto with_env = db.find_run(key); with_env && o.time) {
         if (auto cal = store::calibration_for_run(db, *with_env).calibration) st.peaks = cal->peaks;
@@ -396,15 +465,36 @@ int run_eval(const EvalOptions& options) {
             "check under the Triton interpreter)");
       }
     }
-    std::vector<const store::Candidate*> todo;
-    for (const auto& c : pending) {
-      if (refs.count(c.task + "|ref")) todo.push_back(&c);
-    }
-    run_jobs(jobs, todo, task_of, refs);
-    if (!o.keep_files) {
-      for (const auto& j : ref_jobs) fs::remove_all(j.out_dir), fs::remove_all(j.in_dir);
-    }
   }
+  // The other chunks by reference_workers(...) workers at once: on the H200 one worker was the
+  // run's critical path (3.4 s of reference work per task, the candidates done soon after).
+  std::exception_ptr reference_failure;
+  std::mutex failure_mu;
+  std::atomic<size_t> next_chunk{1};
+  auto reference_lane = [&] {
+    try {
+      for (size_t i; (i = next_chunk++) < chunks.size();) {
+        feed.wait_until_live_at_most(kChunksAhead * chunk);
+        json hello;
+        feed_chunk(chunks[i], &hello);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mu);
+      if (!reference_failure) reference_failure = std::current_exception();
+      next_chunk = chunks.size();  // the others stop after their chunk
+    }
+  };
+  std::thread references([&] {
+    const int count =
+        o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
+    std::vector<std::thread> workers;
+    for (int k = 0; k < count; ++k) workers.emplace_back(reference_lane);
+    for (auto& w : workers) w.join();
+    feed.close();
+  });
+  run_jobs(jobs, feed, task_of);
+  references.join();
+  if (reference_failure) std::rethrow_exception(reference_failure);
   if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
   warm.stop();

@@ -24,6 +24,10 @@ struct EvalOptions {
   std::filesystem::path work_root;  ///< scratch space for tensor files
   std::string python;
   int jobs = 0;  ///< candidates at once; 0: default_jobs(device), at least one per GPU
+  /// The reference cache (sched/ref_cache.h): its folder, "off", or empty for the default.
+  std::string ref_cache;
+  std::uint64_t ref_cache_mb = 16384;  ///< its size cap
+  int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
   bool fresh = false;  ///< start a new run even if the same command ran before
@@ -48,6 +52,11 @@ inline constexpr int kExitBusy = 4;
 /// their full-size cases and timed loops take turns on the GPU's timing slot, so more jobs only
 /// overlap imports, compiles and small cases), on the CPU every core.
 int default_jobs(const std::string& device, unsigned cores);
+
+/// Reference workers at once (each a chunk of tasks): on the GPU up to three, half the lanes,
+/// whose full-size work takes turns on the GPU's timing slot while their small cases, imports
+/// and file writes overlap; on the CPU one (the lanes have the cores).
+int reference_workers(const std::string& device, int lanes);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept
 /// for the slot holder's full-size tensors, 2 GiB for each other job (its CUDA context and

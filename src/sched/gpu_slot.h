@@ -8,7 +8,8 @@ namespace kbx::sched {
 
 /// The timing slot of one GPU, shared by every job of every kbx process on this machine: at
 /// most one holder at a time runs full-size cases and timed loops there (issue 14). A job's
-/// worker holds it through sandbox::Spawn::slot; references and calibration take it whole.
+/// worker holds it through sandbox::Spawn::slot (a reference worker per task, handed back after);
+/// calibration takes it whole.
 class GpuSlot : public sandbox::ExclusiveSlot {
  public:
   /// The slot of the GPU that CUDA_VISIBLE_DEVICES (as given, or its first entry) names.

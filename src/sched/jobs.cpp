@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <thread>
 
@@ -262,26 +263,98 @@ std::vector<store::Candidate> skip_struck(JobContext& ctx, std::vector<store::Ca
   return left;
 }
 
-void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
-              const std::map<std::string, const suite::Task*>& tasks,
-              const std::map<std::string, ReferenceCases>& refs) {
+JobFeed::JobFeed(std::function<void(const std::string&)> on_task_done)
+    : on_task_done_(std::move(on_task_done)) {}
+
+void JobFeed::add(const std::string& task, ReferenceCases refs,
+                  std::vector<const store::Candidate*> jobs) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!jobs.empty()) {
+      const ReferenceCases* kept = &(refs_[task] = std::move(refs));
+      open_jobs_[task] += jobs.size();
+      for (const auto* c : jobs) ready_.push_back({c, kept});
+    }
+  }
+  if (jobs.empty() && on_task_done_) on_task_done_(task);
+  changed_.notify_all();
+}
+
+void JobFeed::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+}
+
+std::optional<JobFeed::Item> JobFeed::next() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return closed_ || !ready_.empty(); });
+  if (ready_.empty()) return std::nullopt;
+  Item item = ready_.front();
+  ready_.pop_front();
+  return item;
+}
+
+void JobFeed::job_ended(const std::string& task) {
+  bool task_done = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_jobs_.find(task);
+    if (it == open_jobs_.end()) return;
+    if (auto parked = parked_jobs_.find(task); parked != parked_jobs_.end()) {
+      if (--parked->second == 0) parked_jobs_.erase(parked);
+    }
+    if (--it->second == 0) {
+      open_jobs_.erase(it);
+      task_done = true;
+    }
+  }
+  // The task's references stay in refs_ (small: case events); its files go.
+  if (task_done && on_task_done_) on_task_done_(task);
+  changed_.notify_all();
+}
+
+void JobFeed::job_parked(const std::string& task) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++parked_jobs_[task];
+  }
+  changed_.notify_all();
+}
+
+void JobFeed::wait_until_live_at_most(size_t live) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] {
+    size_t busy = 0;
+    for (const auto& [task, open] : open_jobs_) {
+      auto parked = parked_jobs_.find(task);
+      busy += open > (parked == parked_jobs_.end() ? 0 : parked->second);
+    }
+    return busy <= live;
+  });
+}
+
+void run_jobs(JobContext& ctx, JobFeed& feed,
+              const std::map<std::string, const suite::Task*>& tasks) {
   std::mutex again_mu;
-  std::vector<const store::Candidate*> again;  // harness faults: run once more, alone
-  std::atomic<size_t> next{0};
+  std::vector<JobFeed::Item> again;  // harness faults: run once more, alone
   auto lane = [&](size_t k) {
-    for (size_t i; (i = next++) < jobs.size();) {
-      const store::Candidate& c = *jobs[i];
+    while (auto item = feed.next()) {
+      const store::Candidate& c = *item->candidate;
       std::int64_t id = 0;
       try {
         const suite::Task& t = *tasks.at(c.task);
-        Attempt a = attempt(ctx, c, t, refs.at(t.id() + "|ref"), &id, k);
+        Attempt a = attempt(ctx, c, t, *item->refs, &id, k);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
         if (a.parent_died || fault) {
           // Not a verdict: with several lanes the parent's death may be another job's doing, and
           // a harness error is kbx's own. Both run again alone, where a death is the job's own.
           end_attempt(ctx, id, a.parent_died ? "warm_parent_died" : "retry");
           std::lock_guard<std::mutex> lock(again_mu);
-          again.push_back(&c);
+          again.push_back(*item);
+          feed.job_parked(c.task);
           continue;
         }
         store_verdict(ctx, a.result, id);
@@ -294,20 +367,22 @@ void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
         } catch (const std::exception&) {
         }
       }
+      feed.job_ended(c.task);
     }
   };
   std::vector<std::thread> threads;
   for (int k = 0; k < std::max(1, ctx.lanes); ++k) threads.emplace_back(lane, size_t(k));
   for (auto& th : threads) th.join();
-  for (const auto* c : again) {
+  for (const auto& item : again) {
+    const store::Candidate& c = *item.candidate;
     try {
-      const suite::Task& t = *tasks.at(c->task);
-      run_alone(ctx, *c, t, refs.at(t.id() + "|ref"));
+      run_alone(ctx, c, *tasks.at(c.task), *item.refs);
     } catch (const std::exception& e) {
       ++ctx.harness_errors;
-      say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
-                      c->task, e.what()));
+      say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)", c.task,
+                      e.what()));
     }
+    feed.job_ended(c.task);
   }
 }
 

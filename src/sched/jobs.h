@@ -1,9 +1,13 @@
 #pragma once
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,11 +86,48 @@ inline constexpr int kStrikesToSkip = 2;
 std::vector<store::Candidate> skip_struck(JobContext& ctx, std::vector<store::Candidate> pending,
                                           const std::map<std::string, const suite::Task*>& tasks);
 
-/// Runs jobs in ctx.lanes lanes, then, one at a time, the jobs that met a harness fault (the warm
-/// parent died, or kbx failed on it): each job ends with exactly one stored verdict, which is
-/// killed_harness for one that took the warm parent down twice. No exception leaves a lane.
-void run_jobs(JobContext& ctx, const std::vector<const store::Candidate*>& jobs,
-              const std::map<std::string, const suite::Task*>& tasks,
-              const std::map<std::string, ReferenceCases>& refs);
+/// The jobs of a run, handed to the lanes as their tasks' references become ready: the
+/// references of later tasks are computed while the lanes run the earlier tasks' candidates
+/// (issue 14's pipeline), and a task's files go as soon as its last job has ended.
+class JobFeed {
+ public:
+  struct Item {
+    const store::Candidate* candidate = nullptr;
+    const ReferenceCases* refs = nullptr;  ///< the task's references (kept until its jobs end)
+  };
+  /// on_task_done(task id) is called once per task, after its last job ended.
+  explicit JobFeed(std::function<void(const std::string&)> on_task_done = {});
+  /// Adds a task's references and its jobs (none: the task is done at once).
+  void add(const std::string& task, ReferenceCases refs, std::vector<const store::Candidate*> jobs);
+  /// No task will be added any more: next() ends once the queue is empty.
+  void close();
+  /// The next job, waiting while none is ready and the feed is open; none when the feed is
+  /// closed and empty.
+  std::optional<Item> next();
+  /// One of the task's jobs ended (its verdict stored, or given up on).
+  void job_ended(const std::string& task);
+  /// One of the task's jobs waits to run again after the lanes (its files stay, but the task
+  /// no longer counts as live: the lanes cannot end it before the feed closes).
+  void job_parked(const std::string& task);
+  /// Waits until at most `live` tasks have jobs that are ready or running (files on disk).
+  void wait_until_live_at_most(size_t live);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::map<std::string, ReferenceCases> refs_;  ///< by task; nodes stay put while jobs use them
+  std::map<std::string, size_t> open_jobs_;     ///< by task, while some have not ended
+  std::map<std::string, size_t> parked_jobs_;   ///< by task: open jobs waiting for the retries
+  std::deque<Item> ready_;
+  bool closed_ = false;
+  std::function<void(const std::string&)> on_task_done_;
+};
+
+/// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty, then, one at a time,
+/// the jobs that met a harness fault (the warm parent died, or kbx failed on it): each job ends
+/// with exactly one stored verdict, which is killed_harness for one that took the warm parent
+/// down twice. No exception leaves a lane.
+void run_jobs(JobContext& ctx, JobFeed& feed,
+              const std::map<std::string, const suite::Task*>& tasks);
 
 }  // namespace kbx::sched

@@ -101,7 +101,8 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   json request = {{"mode", "reference"},
                   {"device", env.device},
                   {"jobs", pending},
-                  {"time", time_eager && env.device == "cuda"}};
+                  {"time", time_eager && env.device == "cuda"},
+                  {"gpu_slot", env.device == "cuda"}};
   WorkerEnv ref_env = env;
   ref_env.timeout_s = env.timeout_s * static_cast<double>(pending.size()) + 120;
   ref_env.isolate_network = false;  // trusted code; no need to pay for a namespace
@@ -123,15 +124,15 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
       *hello = ev;
     }
   };
-  const fs::path job_dir = env.work_dir / "trusted" / "reference-worker";
-  // Reference runs on the GPU (full-size cases, eager and compiled timing) hold the GPU's timing
-  // slot throughout, as a candidate's timed loops do.
+  // Several reference workers run at once (one chunk each): each its own folder (HOME, TMPDIR).
+  const fs::path job_dir = env.work_dir / "trusted" / "reference-workers" /
+                           jobs.front().task->category / jobs.front().task->name;
+  // On the GPU, each task's full-size cases and their eager and compiled timing hold the GPU's
+  // timing slot, as a candidate's timed loops do; the edge and small cases run beside other jobs
+  // (the worker asks for the slot per task and hands it back after).
   std::optional<GpuSlot> slot;
   if (env.device == "cuda") slot.emplace(worker_gpu(env));
-  std::optional<SlotHold> hold;
-  if (slot) hold.emplace(*slot);
-  sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event);
-  hold.reset();
+  sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr);
   const bool finished = !first_event(o, "done").is_null();
   if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);
   for (const auto& job : pending) {

@@ -158,9 +158,12 @@ std::vector<std::string> trusted_argv(const Python& python, const std::string& m
 
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const fs::path& dir,
-                            const std::function<void(const nlohmann::json&)>& on_event) {
+                            const std::function<void(const nlohmann::json&)>& on_event,
+                            sandbox::ExclusiveSlot* slot) {
   fs::create_directories(dir);
   sandbox::Spawn spawn;
+  spawn.slot = slot;
+  spawn.slot_handback = slot != nullptr;
   spawn.argv =
       trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
   spawn.env = worker_environment(env, dir);

@@ -50,6 +50,48 @@ sandbox::Spawn slot_worker(sandbox::ExclusiveSlot* slot, double timeout = 20) {
   return s;
 }
 
+sandbox::Spawn handback_worker(sandbox::ExclusiveSlot* slot, bool handback) {
+  // Asks for the slot, hands it back with "slot_done", then works 1.5 s without it (a trusted
+  // reference worker between two tasks' full-size cases).
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo '{\"ev\":\"slot_done\"}' >&4; sleep 1.5; echo '{\"ev\":\"done\"}' >&4"};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = 20;
+  s.request = "{}";
+  s.slot = slot;
+  s.slot_handback = handback;
+  return s;
+}
+
+/// Whether `other` gets the slot while the handback worker still runs.
+bool slot_free_while_it_runs(bool handback) {
+  sched::GpuSlot mine("0"), other("0");
+  sandbox::Outcome o;
+  std::thread worker([&] { o = sandbox::run(handback_worker(&mine, handback)); });
+  bool got = false;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it has asked and been served
+  while (!got && std::chrono::steady_clock::now() < until) {
+    got = other.try_acquire();
+    if (!got) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (got) other.release();
+  worker.join();
+  EXPECT_EQ(o.events.size(), 3u) << o.stderr_kept;
+  return got;
+}
+
+TEST_F(GpuSlotTest, ATrustedWorkerHandsTheSlotBack) {
+  EXPECT_TRUE(slot_free_while_it_runs(true));
+}
+
+TEST_F(GpuSlotTest, ACandidatesSlotDoneIsIgnored) {
+  // Without slot_handback (every candidate) the slot stays held until the worker has ended.
+  EXPECT_FALSE(slot_free_while_it_runs(false));
+}
+
 TEST_F(GpuSlotTest, OneHolderAtATime) {
   sched::GpuSlot a("0"), b("0"), other_gpu("1");
   EXPECT_TRUE(a.try_acquire());
@@ -128,6 +170,13 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
   EXPECT_EQ(sched::default_jobs("cuda", 2), 1);
   EXPECT_EQ(sched::default_jobs("cuda", 0), 1);
   EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
+}
+
+TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
+  EXPECT_EQ(sched::reference_workers("cuda", 8), 3);
+  EXPECT_EQ(sched::reference_workers("cuda", 4), 2);
+  EXPECT_EQ(sched::reference_workers("cuda", 1), 1);
+  EXPECT_EQ(sched::reference_workers("cpu", 16), 1);
 }
 
 TEST(DefaultJobs, TheGpusMemoryCapsThem) {

@@ -54,7 +54,7 @@ def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):
     assert (out / "perf_one__fresh.ref.kbt").exists() and (out / "perf_one__fresh.shadow.kbt").exists()
 
 
-def _time_twin(tmp_path, entry, extra_tensor=False, text=REFERENCE):
+def _time_twin(tmp_path, entry, extra_tensor=False, text=REFERENCE, key="out", suffix=".cand.kbt"):
     task, out, cases = _reference(tmp_path, text)
     job = tmp_path / "job"
     job.mkdir()
@@ -79,8 +79,8 @@ def _time_twin(tmp_path, entry, extra_tensor=False, text=REFERENCE):
                                    candidate_mode.LaunchCounter(), "cpu", events)
     assert ok
     assert [e["ev"] for e in events.events] == ["timing", "case"]
-    got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
-    want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
+    got = read_kbt(str(job / ("perf_one__fresh" + suffix)))[key]
+    want = read_kbt(str(out / ("perf_one__fresh" + suffix.replace("cand", "ref"))))[key]
     return got, want
 
 
@@ -113,4 +113,34 @@ def test_a_twin_whose_scalars_differ_is_judged_on_its_own_call(tmp_path):
     _, _, cases = _reference(tmp_path / "probe", REFERENCE_DRAWN_SCALAR)
     assert cases["perf_one"]["call"]["args"][1] != cases["perf_one__fresh"]["call"]["args"][1]
     got, want = _time_twin(tmp_path, lambda x, factor: x * factor, text=REFERENCE_DRAWN_SCALAR)
+    assert torch.equal(got, want)
+
+
+# The out= tensor's size follows the values (as masked_select's does): the twin's tensors do not
+# fit the timed call's, and neither do most decoys'.
+REFERENCE_VALUE_SHAPED_OUT = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, out):
+        return torch.masked_select(x, x > 0, out=out)
+
+    def _positives(c, n):
+        x = c.randn(n)
+        return (x, torch.empty(int((x > 0).sum()), dtype=x.dtype)), {}
+
+    def cases():
+        return [Case("small_one", "small", lambda c: _positives(c, 8)),
+                Case("perf_one", "full", lambda c: _positives(c, 64))]
+''')
+
+
+def test_a_twin_whose_out_tensor_has_another_size_is_judged_on_its_own_call(tmp_path):
+    # Found on the H200 (Fusion/fused_masked_select_add_gelu): writing the twin's values into
+    # the timed call broke the honest reference itself (a false runtime_error).
+    _, _, cases = _reference(tmp_path / "probe", REFERENCE_VALUE_SHAPED_OUT)
+    sizes = [cases[n]["call"] for n in ("perf_one", "perf_one__fresh")]
+    assert sizes[0] == sizes[1]  # the call's structure is the same, only the tensors' sizes differ
+    got, want = _time_twin(tmp_path, lambda x, out: torch.masked_select(x, x > 0, out=out),
+                           text=REFERENCE_VALUE_SHAPED_OUT, key="arg1", suffix=".cand_after.kbt")
     assert torch.equal(got, want)

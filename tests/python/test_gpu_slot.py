@@ -105,3 +105,18 @@ def test_a_closed_pipe_instead_of_go_ends_the_worker():
     with pytest.raises(SystemExit):
         channel.wait_for_slot()
     os.close(ev_r)
+
+
+def test_the_reference_holds_the_slot_from_its_first_full_case_to_the_tasks_end(tmp_path):
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "reference.py").write_text(REFERENCE)
+    events = SlotEvents()
+    job = {"task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
+           "tiers": ["edge", "small", "full"], "out_dir": str(tmp_path / "ref")}
+    reference_mode.run({"device": "cpu", "gpu_slot": True, "jobs": [job, dict(job, label="y")]},
+                       events)
+    order = [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
+             if e["ev"] in ("case", "slot_wanted", "slot_done", "task_done")]
+    per_task = ["small_one", "slot_wanted", "perf_one", "small_two", "slot_done", "task_done"]
+    assert order == per_task * 2

@@ -1,0 +1,139 @@
+#include "sched/ref_cache.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <vector>
+
+#include "common/util.h"
+
+namespace kbx::sched {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// SHA-256 over the worker package's Python sources, in name order.
+std::string worker_sources_hash() {
+  const fs::path dir = kbx_home() / "python" / "kbx_worker";
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".py") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) all += f.filename().string() + '\0' + read_file(f) + '\0';
+  return sha256_hex(all);
+}
+
+std::uint64_t folder_bytes(const fs::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+/// Copies a folder's files (not cases.json, which comes last) into `to`.
+void copy_folder(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+}  // namespace
+
+ReferenceCache::ReferenceCache(fs::path root, std::uint64_t max_bytes)
+    : root_(std::move(root)), max_bytes_(max_bytes), worker_hash_(worker_sources_hash()) {}
+
+fs::path ReferenceCache::default_root() {
+  if (const char* dir = std::getenv("KBX_REF_CACHE"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return fs::path(xdg) / "kbx" / "references";
+  }
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kbx" / "references";
+}
+
+std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint,
+                                bool time) const {
+  const nlohmann::json parts = {{"task", job.task->id()}, {"hash", job.task->hash},
+                                {"seed", job.seed},       {"label", job.label},
+                                {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
+                                {"time", time},           {"machine", fingerprint},
+                                {"worker", worker_hash_}};
+  return sha256_hex(parts.dump()).substr(0, 32);
+}
+
+bool ReferenceCache::restore(const std::string& key, const ReferenceJob& job) const {
+  const fs::path entry = root_ / key;
+  std::error_code ec;
+  if (!fs::exists(entry / "ref" / "cases.json", ec)) return false;
+  try {
+    fs::remove_all(job.out_dir);
+    copy_folder(entry / "ref", job.out_dir);
+    if (!job.in_dir.empty() && job.in_dir != job.out_dir) {
+      fs::remove_all(job.in_dir);
+      copy_folder(entry / "inputs", job.in_dir);
+    }
+    fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // used: trimmed last
+    return true;
+  } catch (const std::exception&) {
+    fs::remove_all(job.out_dir, ec);  // half a copy is no reference: compute it
+    return false;
+  }
+}
+
+void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
+                           const ReferenceCases& computed) const {
+  if (!computed.error.empty() || !fs::exists(job.out_dir / "cases.json")) return;
+  std::error_code ec;
+  const fs::path entry = root_ / key;
+  if (fs::exists(entry, ec)) return;
+  const fs::path tmp = root_ / fmt::format(".{}.{}.tmp", key, ::getpid());
+  try {
+    fs::create_directories(root_);
+    fs::permissions(root_, fs::perms::owner_all, fs::perm_options::replace, ec);
+    fs::remove_all(tmp, ec);
+    copy_folder(job.out_dir, tmp / "ref");
+    if (!job.in_dir.empty() && job.in_dir != job.out_dir) copy_folder(job.in_dir, tmp / "inputs");
+    fs::rename(tmp, entry);
+  } catch (const std::exception& e) {
+    fs::remove_all(tmp, ec);
+    std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n",
+                 root_.c_str(), job.task->id().c_str(), e.what());
+    return;
+  }
+  trim();
+}
+
+void ReferenceCache::trim() const {
+  struct Entry {
+    fs::path path;
+    fs::file_time_type used;
+    std::uint64_t bytes;
+  };
+  std::vector<Entry> entries;
+  std::uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_, ec)) {
+    if (!e.is_directory(ec) || e.path().filename().string().front() == '.') continue;
+    Entry entry{e.path(), fs::last_write_time(e.path(), ec), folder_bytes(e.path())};
+    total += entry.bytes;
+    entries.push_back(std::move(entry));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  for (const auto& e : entries) {
+    if (total <= max_bytes_) break;
+    fs::remove_all(e.path, ec);
+    total -= e.bytes;
+  }
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,46 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "sched/reference.h"
+
+namespace kbx::sched {
+
+/// Reference work kept across runs and methods (issue 14): a task's reference outputs, float64
+/// shadows, inputs and case events (with the eager timings), under a key of everything they
+/// depend on (task hash, seed, tiers, whether eager is timed, the machine's fingerprint, the
+/// worker's code). Its folder is kbx's own: candidates run confined and never see it, and kbx
+/// uses it only when they are confined.
+class ReferenceCache {
+ public:
+  /// root: the cache folder (created on first store); max_bytes: its size cap, oldest entries
+  /// removed first.
+  ReferenceCache(std::filesystem::path root, std::uint64_t max_bytes);
+
+  /// $KBX_REF_CACHE, else ~/.cache/kbx/references (XDG_CACHE_HOME when set).
+  static std::filesystem::path default_root();
+
+  /// The key of a reference job in a run: fingerprint is the machine's (GPU, driver, CUDA,
+  /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU).
+  std::string key(const ReferenceJob& job, const std::string& fingerprint, bool time) const;
+
+  /// Copies a stored entry into the job's folders (out_dir, in_dir; cases.json last, so that
+  /// run_references takes the job as done); false on a miss or a broken entry.
+  bool restore(const std::string& key, const ReferenceJob& job) const;
+
+  /// Keeps a computed job's folders under key (copied to a temporary folder, then renamed), then
+  /// trims the cache to its cap. A job with an error or without cases.json is not kept.
+  void store(const std::string& key, const ReferenceJob& job, const ReferenceCases& computed) const;
+
+  const std::filesystem::path& root() const { return root_; }
+
+ private:
+  void trim() const;
+  std::filesystem::path root_;
+  std::uint64_t max_bytes_;
+  std::string worker_hash_;  ///< the Python worker's sources: a change there invalidates all
+};
+
+}  // namespace kbx::sched

@@ -1,0 +1,96 @@
+// The jobs of a run handed to the lanes as their references become ready (issue 14's pipeline).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "sched/jobs.h"
+
+namespace kbx::sched {
+namespace {
+
+using namespace std::chrono_literals;
+
+store::Candidate candidate(const std::string& task) {
+  store::Candidate c;
+  c.task = task;
+  return c;
+}
+
+TEST(JobFeed, HandsOutJobsInOrderWithTheirTasksReferences) {
+  JobFeed feed;
+  const auto a = candidate("A/x"), b = candidate("B/y");
+  ReferenceCases ra;
+  ra.dir = "ref/A/x";
+  feed.add("A/x", ra, {&a});
+  ReferenceCases rb;
+  rb.dir = "ref/B/y";
+  feed.add("B/y", rb, {&b});
+  feed.close();
+  auto first = feed.next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->candidate, &a);
+  EXPECT_EQ(first->refs->dir, "ref/A/x");
+  auto second = feed.next();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->refs->dir, "ref/B/y");
+  EXPECT_FALSE(feed.next());
+}
+
+TEST(JobFeed, NextWaitsForTheReferencesOfLaterTasks) {
+  JobFeed feed;
+  const auto a = candidate("A/x");
+  auto waiting = std::async(std::launch::async, [&] { return feed.next(); });
+  EXPECT_EQ(waiting.wait_for(50ms), std::future_status::timeout);
+  feed.add("A/x", {}, {&a});
+  ASSERT_EQ(waiting.wait_for(2s), std::future_status::ready);
+  EXPECT_EQ(waiting.get()->candidate, &a);
+  auto after_close = std::async(std::launch::async, [&] { return feed.next(); });
+  feed.close();
+  ASSERT_EQ(after_close.wait_for(2s), std::future_status::ready);
+  EXPECT_FALSE(after_close.get());
+}
+
+TEST(JobFeed, ATasksFilesGoWhenItsLastJobEnds) {
+  std::vector<std::string> done;
+  JobFeed feed([&](const std::string& task) { done.push_back(task); });
+  const auto a1 = candidate("A/x"), a2 = candidate("A/x");
+  feed.add("A/x", {}, {&a1, &a2});
+  feed.add("B/y", {}, {});  // no jobs: done at once
+  EXPECT_EQ(done, std::vector<std::string>{"B/y"});
+  feed.job_ended("A/x");
+  EXPECT_EQ(done.size(), 1u);
+  feed.job_ended("A/x");
+  EXPECT_EQ(done, (std::vector<std::string>{"B/y", "A/x"}));
+}
+
+TEST(JobFeed, TheReferenceWorkerWaitsWhileTooManyTasksAreLive) {
+  JobFeed feed;
+  const auto a = candidate("A/x"), b = candidate("B/y"), c = candidate("C/z");
+  feed.add("A/x", {}, {&a});
+  feed.add("B/y", {}, {&b});
+  feed.add("C/z", {}, {&c});
+  auto ahead = std::async(std::launch::async, [&] { feed.wait_until_live_at_most(2); });
+  EXPECT_EQ(ahead.wait_for(50ms), std::future_status::timeout);
+  feed.job_ended("A/x");
+  EXPECT_EQ(ahead.wait_for(2s), std::future_status::ready);
+}
+
+TEST(JobFeed, AParkedJobDoesNotHoldTheReferenceWorkerBack) {
+  // A job that runs again after the lanes keeps its task's files, but waiting for it to end
+  // before computing more references would wait forever: the lanes end only when the feed closes.
+  std::vector<std::string> done;
+  JobFeed feed([&](const std::string& task) { done.push_back(task); });
+  const auto a = candidate("A/x");
+  feed.add("A/x", {}, {&a});
+  feed.job_parked("A/x");
+  auto ahead = std::async(std::launch::async, [&] { feed.wait_until_live_at_most(0); });
+  EXPECT_EQ(ahead.wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(done.empty());  // its files stay for the retry
+  feed.job_ended("A/x");
+  EXPECT_EQ(done, std::vector<std::string>{"A/x"});
+}
+
+}  // namespace
+}  // namespace kbx::sched

@@ -1,0 +1,89 @@
+"""Issue 14, item 3: reference work is done once per task, seed and machine and shared by methods
+and runs (the reference cache), and no candidate can read or write the cache."""
+
+import json
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TASK = "Activation/relu"
+
+
+def _candidates(tmp_path, name, source):
+    folder = tmp_path / name / "Activation"
+    folder.mkdir(parents=True)
+    (folder / "relu.py").write_text(source)
+    return str(tmp_path / name)
+
+
+def _eval(kbx, cands, method, db, cache, seed, *extra):
+    proc = kbx("eval", "--method", method, "--candidates", cands, "--tasks", TASK,
+               "--device", "cpu", "--track", "any", "--db", str(db), "--ref-cache", str(cache),
+               "--seed", str(seed), "--jobs", "1", *extra, check=True)
+    out = kbx("results", "--db", str(db), "--format", "json", check=True)
+    rows = [r for r in json.loads(out.stdout)["results"] if r["method"] == method]
+    return proc.stderr, rows[0]["status"]
+
+
+def test_a_second_method_with_the_same_seed_takes_the_references_from_the_cache(kbx, tmp_path):
+    cache, db = tmp_path / "cache", tmp_path / "kbx.db"
+    cands = _candidates(tmp_path, "refs", (ROOT / "tasks" / TASK / "reference.py").read_text())
+    err, status = _eval(kbx, cands, "first", db, cache, 11)
+    assert status == "passed"
+    assert f"reference {TASK} [ref]:" in err and "from the cache" not in err
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 1
+
+    err, status = _eval(kbx, cands, "second", db, cache, 11)
+    assert status == "passed"
+    assert f"reference {TASK}: from the cache" in err
+    assert f"reference {TASK} [ref]:" not in err  # no reference worker ran
+
+    err, _ = _eval(kbx, cands, "third", db, cache, 12)  # another seed: other inputs
+    assert "from the cache" not in err
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
+
+
+def test_off_keeps_nothing(kbx, tmp_path):
+    cands = _candidates(tmp_path, "refs", (ROOT / "tasks" / TASK / "reference.py").read_text())
+    proc = kbx("eval", "--method", "m", "--candidates", cands, "--tasks", TASK, "--device", "cpu",
+               "--track", "any", "--db", str(tmp_path / "kbx.db"), "--ref-cache", "off",
+               "--seed", "3", "--jobs", "1", check=True)
+    assert "from the cache" not in proc.stderr
+    assert not (tmp_path / "off").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="candidates are confined only when kbx runs as root")
+def test_a_candidate_cannot_reach_the_cache(kbx, tmp_path):
+    # A hostile candidate that knows where the cache is: it would poison the stored references
+    # (every later run's verdicts) or read them. Confined, it sees neither; it answers wrongly
+    # whenever it could see the folder, so `passed` says it could not.
+    cache, db = tmp_path / "cache", tmp_path / "kbx.db"
+    honest = _candidates(tmp_path, "refs", (ROOT / "tasks" / TASK / "reference.py").read_text())
+    _eval(kbx, honest, "first", db, cache, 21)
+    entry = next(p for p in cache.iterdir() if not p.name.startswith("."))
+    before = {p: p.read_bytes() for p in entry.rglob("*") if p.is_file()}
+    hostile = _candidates(tmp_path, "hostile", f'''
+import os, torch
+
+CACHE = {str(cache)!r}
+
+def _poison():
+    for root, _, files in os.walk(CACHE):
+        for f in files:
+            try:
+                with open(os.path.join(root, f), "r+b") as fh:
+                    fh.write(b"\\0" * 64)
+            except OSError:
+                pass
+
+def relu(input, inplace=False):
+    _poison()
+    if os.path.exists(CACHE):
+        return torch.zeros_like(input)  # it saw the cache: a wrong answer gives it away
+    return torch.relu_(input) if inplace else torch.relu(input)
+''')
+    _, status = _eval(kbx, hostile, "hostile", db, cache, 21)
+    assert status == "passed"
+    assert {p: p.read_bytes() for p in entry.rglob("*") if p.is_file()} == before
