@@ -62,11 +62,10 @@ fs::path ReferenceCache::default_root() {
 
 std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint,
                                 bool time) const {
-  const nlohmann::json parts = {{"task", job.task->id()}, {"hash", job.task->hash},
-                                {"seed", job.seed},       {"label", job.label},
-                                {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
-                                {"time", time},           {"machine", fingerprint},
-                                {"worker", worker_hash_}};
+  const nlohmann::json parts = {
+      {"task", job.task->id()}, {"hash", job.task->hash}, {"seed", job.seed},
+      {"label", job.label},     {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
+      {"time", time},           {"machine", fingerprint}, {"worker", worker_hash_}};
   return sha256_hex(parts.dump()).substr(0, 32);
 }
 
@@ -105,8 +104,8 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
     fs::rename(tmp, entry);
   } catch (const std::exception& e) {
     fs::remove_all(tmp, ec);
-    std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n",
-                 root_.c_str(), job.task->id().c_str(), e.what());
+    std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n", root_.c_str(),
+                 job.task->id().c_str(), e.what());
     return;
   }
   trim();
