@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libsqlite3-dev libssl-dev nlohmann-json3-dev libcli11-dev
-          libtomlplusplus-dev libfmt-dev libgtest-dev libeigen3-dev clang-format)
+          libcurl4-openssl-dev libtomlplusplus-dev libfmt-dev libgtest-dev libeigen3-dev clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

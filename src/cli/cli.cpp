@@ -15,6 +15,8 @@
 #include "common/util.h"
 #include "dist/shard.h"
 #include "dist/slurm.h"
+#include "gen/generate.h"
+#include "gen/method.h"
 #include "report/analyze.h"
 #include "report/html.h"
 #include "report/report_data.h"
@@ -332,8 +334,9 @@ struct EvalFlags {
   bool cold = false, no_time = false;
 };
 
-/// Adds kbx eval's flags to cmd, bound to f (which must outlive the parse).
-void add_eval_flags(CLI::App* eval, EvalFlags& f) {
+/// Adds kbx eval's flags that choose what it judges (method, candidates, tasks, track, database,
+/// shard, --fresh), bound to f (which must outlive the parse). kbx run has its own instead.
+void add_eval_selection_flags(CLI::App* eval, EvalFlags& f) {
   sched::EvalOptions& ev = f.ev;
   eval->add_option("--method", ev.method, "method name the results are stored under")->required();
   eval->add_option("--candidates", ev.candidates,
@@ -341,11 +344,6 @@ void add_eval_flags(CLI::App* eval, EvalFlags& f) {
                    "method's imported candidates");
   eval->add_option("--tasks", f.tasks, "only these tasks (Category/name, comma-separated)");
   eval->add_option("--category", ev.category, "only this category");
-  eval->add_option("--device", ev.device,
-                   "cuda (all cases, timed) or cpu (edge and small cases "
-                   "under the Triton interpreter)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
   eval->add_option("--track", ev.track,
                    "triton: the candidate's own Triton kernels must do the "
                    "work; any: any implementation")
@@ -357,6 +355,18 @@ void add_eval_flags(CLI::App* eval, EvalFlags& f) {
                    "sorted by task, dealt round-robin, so that N shards run every job once on "
                    "any machines; each shard is a run of its own (rerunning resumes it), and "
                    "kbx merge joins their databases");
+  eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
+}
+
+/// Adds kbx eval's flags of how it runs the jobs (device, jobs, time limits, timing, sandbox),
+/// bound to f; shared by kbx eval and kbx run.
+void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
+  sched::EvalOptions& ev = f.ev;
+  eval->add_option("--device", ev.device,
+                   "cuda (all cases, timed) or cpu (edge and small cases "
+                   "under the Triton interpreter)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   eval->add_option("--gpus", f.gpus,
                    "GPUs to spread the jobs over (cuda): all, or CUDA_VISIBLE_DEVICES entries "
                    "such as 0,1; each has its own timing slot; the references run on the first "
@@ -378,7 +388,6 @@ void add_eval_flags(CLI::App* eval, EvalFlags& f) {
                    "as many as the GPU memory takes, their full-size cases and timed loops one "
                    "at a time on the GPU; on cpu every core)");
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
-  eval->add_flag("--fresh", ev.fresh, "start a new run even if this command ran before");
   eval->add_option("--seed", f.seed_text,
                    "input seed (default: fresh from the OS, stored with the run)");
   eval->add_option("--timeout", ev.timeout_s,
@@ -407,6 +416,12 @@ void add_eval_flags(CLI::App* eval, EvalFlags& f) {
       ->capture_default_str();
   eval->add_flag("--retime-baselines", ev.retime_baselines,
                  "time cached baselines (torch.compile) again");
+}
+
+/// Adds kbx eval's flags to cmd, bound to f (which must outlive the parse).
+void add_eval_flags(CLI::App* eval, EvalFlags& f) {
+  add_eval_selection_flags(eval, f);
+  add_eval_run_flags(eval, f);
 }
 
 /// The options of a parsed kbx eval command line; throws Error on a bad tier, seed or shard.
@@ -471,6 +486,60 @@ int slurm_submit_cmd(dist::SlurmOptions so, const std::string& out, const fs::pa
   return 0;
 }
 
+/// The flags of kbx generate and kbx run: the method config, tasks, database, replay.
+struct GenerateFlags {
+  gen::GenerateOptions options;
+  std::vector<std::string> tasks;
+};
+
+void add_generate_flags(CLI::App* cmd, GenerateFlags& f) {
+  cmd->add_option("--method-config", f.options.method_config,
+                  "the method: methods/NAME.toml (strategy, model endpoint, prompt templates, "
+                  "sampling)")
+      ->required();
+  cmd->add_option("--tasks", f.tasks, "only these tasks (Category/name, comma-separated)");
+  cmd->add_option("--category", f.options.category, "only this category");
+  cmd->add_option("--db", f.options.db, "results database (exchanges, candidates, verdicts)")
+      ->capture_default_str();
+  cmd->add_flag("--replay", f.options.replay,
+                "answer every request from the exchanges stored in --db, with no network (a "
+                "request with no stored reply is an error)");
+}
+
+/// `kbx generate` (evaluate empty) and `kbx run` (evaluate judges each round's candidates).
+int generate_cmd(GenerateFlags f, const fs::path& suite_root, const gen::Evaluate& evaluate) {
+  f.options.suite_root = suite_root;
+  f.options.tasks = split_list(f.tasks);
+  const gen::GenerateSummary g = gen::generate(f.options, evaluate);
+  std::printf("generation session %lld:\n%s", static_cast<long long>(g.session_id),
+              gen::summary_table(g).c_str());
+  if (g.failed_requests) {
+    std::fprintf(stderr, "kbx: %d request(s) got no reply (see above; stored in %s)\n",
+                 g.failed_requests, f.options.db.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+/// `kbx run`: generation whose every round is judged by kbx eval (the round's new candidates
+/// only) before the next round is asked for.
+int run_cmd(const GenerateFlags& f, const EvalFlags& ef, const fs::path& suite_root) {
+  const gen::MethodConfig method = gen::load_method(f.options.method_config);
+  sched::EvalOptions ev = eval_options(ef, suite_root);  // bad flags fail before any request
+  ev.method = method.name;
+  ev.track = method.track;
+  ev.db = f.options.db;
+  const gen::Evaluate evaluate = [ev](const std::vector<std::int64_t>& ids) {
+    sched::EvalOptions round = ev;
+    round.candidate_ids = ids;
+    return sched::run_eval(round);
+  };
+  const int rc = generate_cmd(f, suite_root, evaluate);
+  std::printf("verdicts: kbx results --db %s --method %s\n", f.options.db.c_str(),
+              method.name.c_str());
+  return rc;
+}
+
 int merge_cmd(const std::vector<std::string>& inputs, const fs::path& output, bool force) {
   std::vector<fs::path> paths(inputs.begin(), inputs.end());
   const auto m = store::merge_databases(paths, output, force);
@@ -516,6 +585,21 @@ int main(int argc, char** argv) {
   EvalFlags eval_flags;
   auto* eval = app.add_subcommand("eval", "evaluate a method's candidate kernels");
   add_eval_flags(eval, eval_flags);
+
+  GenerateFlags generate_flags;
+  auto* generate = app.add_subcommand(
+      "generate",
+      "generate candidate kernels with a model (an OpenAI-compatible chat-completions endpoint) "
+      "as a method config says, storing every exchange and candidate in the database");
+  add_generate_flags(generate, generate_flags);
+  GenerateFlags run_gen_flags;
+  EvalFlags run_eval_flags;
+  auto* run_sub = app.add_subcommand(
+      "run",
+      "generate and evaluate in one go: each round's new candidates are judged by kbx eval, and "
+      "for refine and parallel methods their verdicts feed the next round");
+  add_generate_flags(run_sub, run_gen_flags);
+  add_eval_run_flags(run_sub, run_eval_flags);
 
   auto* import =
       app.add_subcommand("import", "store candidates in the database without running them");
@@ -621,8 +705,9 @@ int main(int argc, char** argv) {
   auto* merge = app.add_subcommand(
       "merge",
       "merge results databases (the shards of kbx eval --shard, or any) into a new one: runs, "
-      "candidates, results, samples, attempts, calibrations, baselines, with ids renumbered; "
-      "refuses inputs of another schema version and jobs with different verdicts in two inputs");
+      "candidates, results, samples, attempts, calibrations, baselines, generation sessions "
+      "and their exchanges, with ids renumbered; refuses inputs of another schema version and "
+      "jobs with different verdicts in two inputs");
   std::vector<std::string> merge_inputs;
   std::string merge_output;
   bool merge_force = false;
@@ -697,6 +782,8 @@ int main(int argc, char** argv) {
       return sched::run_suite_check(co);
     }
     if (eval->parsed()) return sched::run_eval(eval_options(eval_flags, suite_root));
+    if (generate->parsed()) return generate_cmd(generate_flags, suite_root, nullptr);
+    if (run_sub->parsed()) return run_cmd(run_gen_flags, run_eval_flags, suite_root);
     if (merge->parsed()) return merge_cmd(merge_inputs, merge_output, merge_force);
     if (submit->parsed()) return slurm_submit_cmd(slurm_options, slurm_out, suite_root);
     if (import->parsed()) return sched::run_import(import_path, import_method, db_path, suite_root);

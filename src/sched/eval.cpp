@@ -59,6 +59,8 @@ std::vector<store::Candidate> gather_candidates(const EvalOptions& o, const suit
       c.id = db.add_candidate(c);
       cands.push_back(std::move(c));
     }
+  } else if (!o.candidate_ids.empty()) {
+    cands = db.candidates_by_id(o.candidate_ids);
   } else {
     cands = db.latest_candidates(o.method);
     if (cands.empty()) {

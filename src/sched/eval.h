@@ -12,7 +12,9 @@ namespace kbx::sched {
 /// Everything `kbx eval` is asked to do.
 struct EvalOptions {
   std::string method;
-  std::string candidates;          ///< folder or .jsonl; empty: the method's stored candidates
+  std::string candidates;  ///< folder or .jsonl; empty: the method's stored candidates
+  /// Only these stored candidates (kbx run: one round's new ones); empty: as `candidates` says.
+  std::vector<std::int64_t> candidate_ids;
   std::vector<std::string> tasks;  ///< "Category/name" filter; empty: all
   std::string category;
   std::string device = "cuda";

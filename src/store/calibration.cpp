@@ -82,6 +82,12 @@ std::optional<Calibration> latest_calibration_for_gpu(Store& db, const std::stri
   return first_row(q);
 }
 
+std::optional<Calibration> newest_calibration(Store& db, const std::string& device) {
+  Stmt q(db.handle(), std::string(kColumns) + "WHERE device=? ORDER BY id DESC LIMIT 1");
+  q.bind(1, device);
+  return first_row(q);
+}
+
 RunCalibration calibration_for_run(Store& db, const Run& run) {
   RunCalibration rc;
   const json env = json::parse(run.environment_json, nullptr, false);

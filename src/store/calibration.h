@@ -31,6 +31,10 @@ std::optional<Calibration> latest_calibration(Store& db, const std::string& fing
 std::optional<Calibration> latest_calibration_for_gpu(Store& db, const std::string& device,
                                                       const std::string& gpu);
 
+/// The newest calibration of this device kind on any machine (gen's prompts name its GPU and
+/// peaks).
+std::optional<Calibration> newest_calibration(Store& db, const std::string& device);
+
 /// A run's environment fingerprint and the calibration its roofline fractions use.
 struct RunCalibration {
   std::string fingerprint;                 ///< of the run's environment ("" when not recorded)

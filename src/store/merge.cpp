@@ -26,8 +26,9 @@ namespace {
 /// Every table of the schema that merge knows; a table missing here stops the merge, so that a
 /// schema change must say how its new table merges.
 const std::set<std::string> kKnownTables = {
-    "meta",     "candidates",    "runs",        "results",     "case_results", "samples",
-    "attempts", "result_grades", "case_grades", "calibration", "baselines"};
+    "meta",      "candidates",   "runs",          "results",     "case_results",
+    "samples",   "attempts",     "result_grades", "case_grades", "calibration",
+    "baselines", "gen_sessions", "exchanges",     "gen_costs"};
 
 /// Tables whose rows hang off a result (result_id), copied with their result.
 const char* const kResultChildren[] = {"case_results", "samples", "result_grades", "case_grades"};
@@ -296,6 +297,24 @@ void merge_results(sqlite3* db, std::size_t input) {
   }
 }
 
+/// Copies the attached input's generation sessions, their exchanges and costs (schema 6), ids
+/// shifted past the output's and candidates mapped to the output's.
+void merge_generation(sqlite3* db) {
+  const std::int64_t sessions = count(db, "SELECT COALESCE(MAX(id), 0) FROM main.gen_sessions");
+  const std::int64_t exchanges = count(db, "SELECT COALESCE(MAX(id), 0) FROM main.exchanges");
+  const std::string session = fmt::format("s.session_id + {}", sessions);
+  exec(db, copy_sql(db, "gen_sessions", "src.gen_sessions",
+                    {{"id", fmt::format("s.id + {}", sessions)}}, "ORDER BY s.id"));
+  exec(db, copy_sql(db, "exchanges", "src.exchanges",
+                    {{"id", fmt::format("s.id + {}", exchanges)},
+                     {"session_id", session},
+                     {"candidate_id",
+                      "(SELECT cm.new FROM temp.cand_map cm WHERE cm.old = s.candidate_id)"},
+                     {"replayed_from", fmt::format("s.replayed_from + {}", exchanges)}},
+                    "ORDER BY s.id"));
+  exec(db, copy_sql(db, "gen_costs", "src.gen_costs", {{"session_id", session}}, ""));
+}
+
 /// Merges the attached input (number `input`, from 1) in one transaction: its runs (`run_ids`:
 /// old id -> the output's), results, attempts and baselines. Returns its conflicts.
 std::vector<Conflict> merge_input(sqlite3* db, std::size_t input,
@@ -324,6 +343,7 @@ std::vector<Conflict> merge_input(sqlite3* db, std::size_t input,
          "IFNULL(c.sample, -1) = IFNULL(s.sample, -1)");
     auto conflicts = find_conflicts(db, input);
     merge_results(db, input);
+    merge_generation(db);
     exec(db, copy_sql(db, "attempts", "src.attempts",
                       {{"id", ""}, {"run_id", "rm.new"}, {"candidate_id", "cm.new"}},
                       "JOIN temp.run_map rm ON rm.old = s.run_id "

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -111,6 +112,37 @@ const char* kCandidateKey =
     "IFNULL(round, -1), IFNULL(sample, -1));";
 // ---- end of schema 5 ---------------------------------------------------------------------
 
+// ---- schema 6 (issue 16): generation ------------------------------------------------------
+/// `kbx generate` / `kbx run` (src/gen): a generation session (one command: its method config,
+/// model and strategy), every exchange with the model (request and response bodies as sent and
+/// received, never a header: the API key is not stored; status, timing, attempts, error, tokens,
+/// cost, the candidate it gave or why none), and each task's cost in a session.
+/// An exchange's place is (method, task, round, worker, sample, turn): what --replay looks up.
+const char* kGenSchema = R"sql(
+CREATE TABLE IF NOT EXISTS gen_sessions(
+  id INTEGER PRIMARY KEY, method TEXT NOT NULL, strategy TEXT NOT NULL, model TEXT NOT NULL,
+  base_url TEXT NOT NULL, config_path TEXT, config TEXT NOT NULL, replay INTEGER NOT NULL,
+  started_at TEXT NOT NULL, finished_at TEXT, summary TEXT);
+CREATE TABLE IF NOT EXISTS exchanges(
+  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES gen_sessions(id),
+  method TEXT NOT NULL, task TEXT NOT NULL, round INTEGER, worker TEXT, sample INTEGER,
+  turn INTEGER NOT NULL, kind TEXT NOT NULL, request_sha256 TEXT NOT NULL, request TEXT NOT NULL,
+  response TEXT, http_status INTEGER, attempts INTEGER NOT NULL, error TEXT, started_at TEXT NOT NULL,
+  wall_s REAL, streamed INTEGER NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,
+  cost REAL, candidate_id INTEGER REFERENCES candidates(id), no_candidate TEXT,
+  replayed_from INTEGER REFERENCES exchanges(id));
+CREATE INDEX IF NOT EXISTS exchanges_place ON exchanges(method, task, round, worker, sample, turn);
+CREATE TABLE IF NOT EXISTS gen_costs(
+  session_id INTEGER NOT NULL REFERENCES gen_sessions(id), task TEXT NOT NULL,
+  requests INTEGER NOT NULL, failed_requests INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL, cost REAL NOT NULL, wall_s REAL NOT NULL,
+  candidates INTEGER NOT NULL, correct INTEGER NOT NULL, tokens_per_correct REAL,
+  PRIMARY KEY(session_id, task));
+)sql";
+/// Schema 5 to 6: the generation tables (created by kGenSchema).
+const char* kV5ToV6 = "UPDATE meta SET value='6' WHERE key='schema_version';";
+// ---- end of schema 6 ---------------------------------------------------------------------
+
 /// Columns schema version 2 added to version 1's tables (the probe's timing and attribution).
 const char* kV1ToV2 = R"sql(
 ALTER TABLE results ADD COLUMN kernel_share REAL;
@@ -192,6 +224,7 @@ Store::Store(const std::filesystem::path& path) : path_(path.string()) {
   exec(kGradesSchema);
   exec(kReferencesSchema);
   exec(kCandidateKey);
+  exec(kGenSchema);
   Stmt get(db_, "SELECT value FROM meta WHERE key='schema_version'");
   if (get.step()) {
     if (get.text(0) != std::to_string(kSchemaVersion)) {
@@ -221,6 +254,10 @@ void Store::migrate(std::string version) {
     exec("PRAGMA foreign_keys=OFF;");
     exec(std::string("BEGIN IMMEDIATE;") + kV4ToV5 + "COMMIT;");
     exec("PRAGMA foreign_keys=ON;");
+    version = "5";
+  }
+  if (version == "5") {
+    exec(std::string("BEGIN IMMEDIATE;") + kGenSchema + kV5ToV6 + "COMMIT;");
   }
 }
 
@@ -254,6 +291,35 @@ std::int64_t Store::add_candidate(const Candidate& c) {
   return find.integer(0);
 }
 
+namespace {
+
+Candidate read_candidate(const Stmt& s) {
+  Candidate c{s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+  c.round = s.opt_integer(6);
+  c.sample = s.opt_integer(7);
+  c.worker = s.text(8);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> Store::candidates_by_id(const std::vector<std::int64_t>& ids) {
+  Stmt s(db_,
+         "SELECT id, method, task, sha256, source, origin, round, sample, worker FROM candidates "
+         "WHERE id=?");
+  std::vector<Candidate> out;
+  for (std::int64_t id : ids) {
+    s.reset();
+    s.bind(1, id);
+    if (!s.step()) throw Error(path_ + ": no candidate with id " + std::to_string(id));
+    out.push_back(read_candidate(s));
+  }
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.task, a.round, a.sample, a.id) < std::tie(b.task, b.round, b.sample, b.id);
+  });
+  return out;
+}
+
 std::vector<Candidate> Store::latest_candidates(const std::string& method) {
   Stmt s(db_,
          "SELECT id, method, task, sha256, source, origin, round, sample, worker FROM candidates c "
@@ -262,13 +328,7 @@ std::vector<Candidate> Store::latest_candidates(const std::string& method) {
          "ORDER BY task, round, sample");
   s.bind(1, method);
   std::vector<Candidate> out;
-  while (s.step()) {
-    Candidate c{s.integer(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5)};
-    c.round = s.opt_integer(6);
-    c.sample = s.opt_integer(7);
-    c.worker = s.text(8);
-    out.push_back(std::move(c));
-  }
+  while (s.step()) out.push_back(read_candidate(s));
   return out;
 }
 

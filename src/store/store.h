@@ -13,9 +13,10 @@ namespace kbx::store {
 /// 2 added probe timing and attribution; 3 added graded levels and glue (result_grades,
 /// case_grades) and attempts; 4 made the calibration and baselines tables part of the schema
 /// (created on open, no longer on first use); 5 added a candidate's refinement round, sample
-/// and worker (kbx import), a candidate being one per (method, task, source, round, sample).
-/// Older versions migrate on open.
-constexpr int kSchemaVersion = 5;
+/// and worker (kbx import), a candidate being one per (method, task, source, round, sample);
+/// 6 added generation (gen_sessions, exchanges, gen_costs: store/exchanges.h). Older versions
+/// migrate on open.
+constexpr int kSchemaVersion = 6;
 
 /// A candidate kernel as imported: its method, task, source and where it came from.
 struct Candidate {
@@ -124,6 +125,10 @@ class Store {
   /// The newest candidate of a method for each task (for each task, round and sample when the
   /// candidates have them), ordered by task, round and sample.
   std::vector<Candidate> latest_candidates(const std::string& method);
+
+  /// The stored candidates with these ids, ordered by task, round and sample; throws Error
+  /// naming an id that is not stored.
+  std::vector<Candidate> candidates_by_id(const std::vector<std::int64_t>& ids);
 
   /// The newest unfinished-or-finished run with this key, if any.
   std::optional<Run> find_run(const std::string& run_key);

@@ -157,7 +157,7 @@ TEST(CandidateRounds, SchemaVersion4IsMigratedKeepingCandidateIds) {
               std::to_string(store::kSchemaVersion));
     sqlite3_finalize(st);
   }
-  EXPECT_EQ(store::kSchemaVersion, 5);
+  EXPECT_EQ(store::kSchemaVersion, 6);
   auto latest = db.latest_candidates("m");
   ASSERT_EQ(latest.size(), 1u);
   EXPECT_EQ(latest[0].id, 7);  // results still point at it

@@ -226,9 +226,9 @@ TEST(Merge, DifferentVerdictsForOneJobAreConflictsNamed) {
 
 TEST(Merge, RefusesOtherSchemaVersionsNamingTheFile) {
   Shards s;
-  sql(s.b, "UPDATE meta SET value='6' WHERE key='schema_version'");
+  sql(s.b, "UPDATE meta SET value='7' WHERE key='schema_version'");
   std::string msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
-  EXPECT_NE(msg.find(s.b.string() + ": schema version 6, this kbx reads 5"), std::string::npos)
+  EXPECT_NE(msg.find(s.b.string() + ": schema version 7, this kbx reads 6"), std::string::npos)
       << msg;
   {
     sqlite3* db = nullptr;  // an older database: migrate it first
@@ -238,7 +238,7 @@ TEST(Merge, RefusesOtherSchemaVersionsNamingTheFile) {
     sqlite3_close(db);
   }
   msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
-  EXPECT_NE(msg.find(s.b.string() + ": schema version 4, kbx merge needs 5"), std::string::npos)
+  EXPECT_NE(msg.find(s.b.string() + ": schema version 4, kbx merge needs 6"), std::string::npos)
       << msg;
   write_file(s.b, "not a database");
   msg = error_of([&] { store::merge_databases({s.a, s.b}, s.out, false); });
