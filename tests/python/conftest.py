@@ -30,7 +30,7 @@ def kbx():
     return run
 
 
-# Under pytest-xdist (make test-python: `-n 4 --dist loadgroup`) a module's tests stay together on
+# Under pytest-xdist (make test-python: `-n 3 --dist loadgroup`) a module's tests stay together on
 # one worker, so its module-scoped fixtures run once, except in SPLIT, whose tests are long and
 # stand alone. The longest tests go first, so no worker starts one of them last.
 SPLIT = {"test_supervisor"}
@@ -50,6 +50,8 @@ def pytest_collection_modifyitems(config, items):
         return len(FIRST)
 
     items.sort(key=rank)  # stable: the order within a module stays
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
     for item in items:
         if item.module.__name__ not in SPLIT:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
