@@ -5,11 +5,22 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 PYTHON := $(or $(KBX_PYTHON),$(shell bash scripts/setup.sh | tail -n 1))
 KBX = $(BUILD)/kbx
+# Both builds compile each part's sources in a few batches (CMakeLists.txt, KBX_UNITY; UNITY=OFF
+# compiles each file alone) and use Ninja when it is installed (scripts/setup.sh installs it) and
+# the build folder is new: Ninja compiles a part's files without waiting for the parts it links.
+UNITY ?= ON
+generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(if $(shell command -v ninja),-G Ninja))
+# pytest-xdist (when the Python has it): the tests run in PYTEST_WORKERS processes, a module's
+# tests in one of them (tests/python/conftest.py), since many wait on subprocesses and timeouts
+# more than they compute; the tests marked alone run afterwards, by themselves.
+PYTEST_WORKERS ?= 3
+XDIST = $(if $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo y),-n $(PYTEST_WORKERS) --dist loadgroup)
 
 .PHONY: build run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
 
 build:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKBX_WERROR=ON >/dev/null
+	cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKBX_WERROR=ON \
+	  -DKBX_UNITY=$(UNITY) >/dev/null
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -21,12 +32,16 @@ test-cpp: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
 test-asan:
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DKBX_SANITIZE=ON >/dev/null
+	cmake $(call generator,$(ASAN_BUILD)) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DKBX_SANITIZE=ON -DKBX_UNITY=$(UNITY) >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS) --target kbx_tests
 	ASAN_OPTIONS=detect_leaks=0 $(ASAN_BUILD)/kbx_tests --gtest_brief=1
 
 test-python: build
-	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q tests/python
+	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" \
+	  tests/python
+	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q -p no:xdist -m alone \
+	  tests/python
 
 # A real Slurm on localhost (slurm-wlm and munge, installed when missing; root, else skipped):
 # kbx slurm submit --shards 2 on the CPU gives the verdicts of one kbx eval (about a minute).

@@ -8,7 +8,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libsqlite3-dev libssl-dev nlohmann-json3-dev libcli11-dev
-          libcurl4-openssl-dev libtomlplusplus-dev libfmt-dev libgtest-dev libeigen3-dev clang-format)
+          libcurl4-openssl-dev libtomlplusplus-dev libfmt-dev libgtest-dev libeigen3-dev clang-format
+          ninja-build)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -34,7 +35,7 @@ fi
 if [ "$(id -u)" -eq 0 ]; then default_venv=/opt/kbx/venv; else default_venv="$HOME/.cache/kbx/venv"; fi
 venv="${KBX_VENV:-$default_venv}"
 if ! has_torch "$venv/bin/python"; then
-  echo "setup: creating $venv with torch, triton, numpy and pytest from PyPI (a few minutes)" >&2
+  echo "setup: creating $venv with torch, triton, numpy, pytest and pytest-xdist from PyPI (a few minutes)" >&2
   python3 -m venv "$venv" 2>/dev/null || {
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     $SUDO apt-get install -y -qq python3-venv >/dev/null
@@ -43,5 +44,5 @@ if ! has_torch "$venv/bin/python"; then
   "$venv/bin/pip" install -q --upgrade pip >&2
   "$venv/bin/pip" install -q -r "$(dirname "$0")/../python/requirements.txt" >&2
 fi
-"$venv/bin/python" -c 'import pytest' 2>/dev/null || "$venv/bin/pip" install -q pytest >&2
+"$venv/bin/python" -c 'import pytest, xdist' 2>/dev/null || "$venv/bin/pip" install -q pytest pytest-xdist >&2
 echo "$venv/bin/python"

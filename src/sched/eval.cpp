@@ -36,10 +36,6 @@ using nlohmann::json;
 
 namespace {
 
-void say(const std::string& line) {
-  std::fprintf(stderr, "kbx: %s\n", line.c_str());
-}
-
 /// The candidates of --candidates, read (and their problems said) before any database is opened:
 /// a wrong path creates nothing.
 std::optional<plan::Found> read_candidates(const EvalOptions& o, const suite::Suite& suite) {

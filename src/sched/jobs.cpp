@@ -22,10 +22,6 @@ namespace {
 /// Most warm parents started in one run; past it, candidates start cold.
 constexpr int kMaxWarmStarts = 20;
 
-void say(const std::string& line) {
-  std::fprintf(stderr, "kbx: %s\n", line.c_str());
-}
-
 store::Result blank_result(const store::Candidate& c, const suite::Task& t) {
   store::Result r;
   r.candidate_id = c.id;

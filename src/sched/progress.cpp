@@ -9,6 +9,10 @@
 
 namespace kbx::sched {
 
+void say(const std::string& line) {
+  std::fprintf(stderr, "kbx: %s\n", line.c_str());
+}
+
 Progress::Progress(std::string what, int total)
     : what_(std::move(what)), total_(total), start_(monotonic_seconds()), tty_(isatty(2)) {}
 

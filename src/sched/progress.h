@@ -4,6 +4,9 @@
 
 namespace kbx::sched {
 
+/// Prints "kbx: <line>" on stderr.
+void say(const std::string& line);
+
 /// The progress of a long command: one rewritten line on a terminal (done/total, passed,
 /// ETA), one plain line per finished item otherwise.
 class Progress {

@@ -31,3 +31,30 @@ def kbx():
         return proc
 
     return run
+
+
+# Under pytest-xdist (make test-python: `-n 3 --dist loadgroup`) a module's tests stay together on
+# one worker, so its module-scoped fixtures run once, except in SPLIT, whose tests are long and
+# stand alone. The longest tests go first, so no worker starts one of them last.
+SPLIT = {"test_supervisor"}
+FIRST = ("test_kill_minus_9_at_random_moments_then_resume", "test_planted")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "alone: run with no other test at the same time (make "
+                            "test-python runs these after the others, without xdist)")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        for i, name in enumerate(FIRST):
+            if item.name == name or item.module.__name__ == name:
+                return i
+        return len(FIRST)
+
+    items.sort(key=rank)  # stable: the order within a module stays
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.module.__name__ not in SPLIT:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

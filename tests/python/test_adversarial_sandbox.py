@@ -23,6 +23,10 @@ import pytest
 
 from conftest import ROOT, kbx_binary
 
+# Run alone (make test-python): it checks that no process of a sandbox uid is left, which any
+# other kbx eval running at the same time would break.
+pytestmark = pytest.mark.alone
+
 ADV = ROOT / "tests" / "adversarial"
 SANDBOX = ADV / "sandbox"
 SECRET = "hunter2-adversarial"
