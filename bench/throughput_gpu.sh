@@ -5,6 +5,8 @@
 #   2. the 12 issue-20 experts twice with the default --jobs (the pipeline on): repeatability
 #      of speedups between the two (bench/compare_runs.py; targets: median <= 1%, max <= 5%);
 #   3. the same experts with --jobs 1: wall time beside step 2's.
+#   refs_again (a step of its own): step 1 once more with the same seed, its references then
+#   taken from the reference cache (set SEED, e.g. SEED=7 STEPS="refs refs_again").
 # Expects the kbx binary and probe library carried in .carry/ (bench/README.md), else build/.
 #   OUT=/dir [STEPS="refs pipeline serial"] bash bench/throughput_gpu.sh
 set -uo pipefail
@@ -30,18 +32,19 @@ timed() {  # timed NAME SECONDS cmd...: runs it, prints and records its wall tim
 
 for step in $STEPS; do
   case $step in
-    refs)
-      log "every task's reference as its candidate (--track any), timed"
+    refs|refs_again)
+      log "every task's reference as its candidate (--track any), timed ($step)"
       rm -rf "$OUT/refcands"
       for ref in tasks/*/*/reference.py; do
         task=${ref#tasks/}; task=${task%/reference.py}
         mkdir -p "$OUT/refcands/$(dirname "$task")"
         cp "$ref" "$OUT/refcands/$task.py"
       done
-      timed refs "${REFS_TIMEOUT:-420}" "$KBX" eval --method refs --candidates "$OUT/refcands" \
-        --track any --device cuda --db "$OUT/refs.db" --fresh
-      "$KBX" results --db "$OUT/refs.db" --format csv > "$OUT/refs.csv" 2>/dev/null
-      echo "refs passed: $(grep -c ',passed,' "$OUT/refs.csv") of $(($(wc -l < "$OUT/refs.csv") - 1))"
+      timed "$step" "${REFS_TIMEOUT:-420}" "$KBX" eval --method refs --candidates "$OUT/refcands" \
+        --track any --device cuda --db "$OUT/$step.db" --fresh ${SEED:+--seed "$SEED"}
+      "$KBX" results --db "$OUT/$step.db" --format csv > "$OUT/$step.csv" 2>/dev/null
+      echo "$step passed: $(grep -c ',passed,' "$OUT/$step.csv") of $(($(wc -l < "$OUT/$step.csv") - 1))"
+      echo "$step references from the cache: $(grep -c 'from the cache' "$OUT/$step.log")"
       ;;
     pipeline)
       for k in 1 2; do
