@@ -40,7 +40,7 @@ std::uint64_t folder_bytes(const fs::path& dir) {
   return total;
 }
 
-/// Copies a folder's files (not cases.json, which comes last) into `to`.
+/// Copies a folder's files, subfolders included, into `to`.
 void copy_folder(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);

@@ -27,8 +27,9 @@ class ReferenceCache {
   /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU).
   std::string key(const ReferenceJob& job, const std::string& fingerprint, bool time) const;
 
-  /// Copies a stored entry into the job's folders (out_dir, in_dir; cases.json last, so that
-  /// run_references takes the job as done); false on a miss or a broken entry.
+  /// Copies a stored entry into the job's folders (out_dir, in_dir; its cases.json makes
+  /// run_references take the job as done; a copy that fails is removed, so a half-copied entry
+  /// is computed again); false on a miss or a broken entry.
   bool restore(const std::string& key, const ReferenceJob& job) const;
 
   /// Keeps a computed job's folders under key (copied to a temporary folder, then renamed), then
