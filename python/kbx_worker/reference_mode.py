@@ -47,13 +47,23 @@ def fresh_twins(cases):
     return [FreshTwin(c) for c in cases if c.tier == "full" and not getattr(c, "random", False)]
 
 
-def _run_case(ref, job, case, device, channel, timer):
+def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0):
     t0 = time.perf_counter()
+    phases = {"slot_wait": slot_wait_s}  # seconds per step, for KBX_DEBUG_TIMING
+    last_mark = [t0]
+
+    def lap(name):
+        now = time.perf_counter()
+        phases[name] = phases.get(name, 0.0) + now - last_mark[0]
+        last_mark[0] = now
+
     seed = case_seed(job["seed"], job["task"], case.name)
     ctx = Ctx(seed, device)
     args, kwargs = case.make(ctx)
     args = list(args)
     call, tensors = encode_call(args, kwargs)
+    sync(device)
+    lap("make")
     base = os.path.join(job["out_dir"], case.name)
     in_base = os.path.join(job.get("in_dir") or job["out_dir"], case.name)
     save = ("full" if case.tier == "fresh" else case.tier) in job.get("save_tiers", job["tiers"])
@@ -64,16 +74,19 @@ def _run_case(ref, job, case, device, channel, timer):
 
     write_kbt(in_base + ".in.kbt", tensors)  # the one file candidates may read
     inputs_digest = tensorio.digest(tensors)
+    lap("save_in")
     shadow_args = upcast((args, kwargs)) if job.get("shadow", True) else None
     before = {k: v.detach().clone() for k, v in tensors.items()}
     result = ref.entry(*args, **kwargs)
     sync(device)
+    lap("call")
     changed = [k for k, v in tensors.items() if not same_bits(before[k], v)]
     del before
     random = bool(getattr(case, "random", False))
     dedup = () if random else changed  # random cases' outputs go whole to the task's judge
     structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save, dedup)
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
+    lap("save_ref")
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
           "structure": structure, "outputs": meta, "shadow": False, "updated": changed,
@@ -93,14 +106,18 @@ def _run_case(ref, job, case, device, channel, timer):
                     [k for k in dedup if k in stensors])
         write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
         ev["shadow"] = True
+        lap("shadow")
     if case.tier == "full" and ref.cost is not None:
         ev["cost"] = ref.cost(*args, **kwargs)
     if timer is not None and case.tier == "full":
         ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
         ev["probe_ids"] = timer.last_ids if timer.probe.active else []
+        lap("eager")
         if job.get("compile_baseline"):
             ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
+            lap("compiled")
     ev["seconds"] = time.perf_counter() - t0
+    ev["phases"] = {k: round(v, 4) for k, v in phases.items()}
     channel.send("case", **ev)
 
 
@@ -126,9 +143,13 @@ class _SlotSpan:
         self.channel, self.wanted, self.held = channel, bool(wanted), False
 
     def take(self):
+        """Returns the seconds spent waiting for the slot (0 when held already)."""
         if self.wanted and not self.held:
+            t0 = time.perf_counter()
             self.channel.wait_for_slot()
             self.held = True
+            return time.perf_counter() - t0
+        return 0.0
 
     def __enter__(self):
         return self
@@ -166,12 +187,10 @@ def run(request, channel):
             # timing slot, handed back at its end (issue 14).
             with _SlotSpan(channel, request.get("gpu_slot")) as slot:
                 for case in ran:
-                    if case.tier == "full":
-                        slot.take()
-                    _run_case(ref, job, case, device, channel, timer)
+                    waited = slot.take() if case.tier == "full" else 0.0
+                    _run_case(ref, job, case, device, channel, timer, waited)
                 for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
-                    slot.take()
-                    _run_case(ref, job, twin, device, channel, timer)
+                    _run_case(ref, job, twin, device, channel, timer, slot.take())
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0)
         except Exception as exc:  # a broken reference is reported, the next task still runs

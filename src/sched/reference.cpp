@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "common/util.h"
@@ -47,6 +48,19 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
       write_file(rc.dir / "cases.json", json(rc.cases).dump());
     }
   }
+}
+
+/// With KBX_DEBUG_TIMING: where a reference case's time went (seconds per step).
+void print_case_phases(const json& ev) {
+  std::string line = fmt::format("kbx: reference {} {} ({}): {:.2f} s", ev.value("task", ""),
+                                 ev.value("case", ""), ev.value("tier", ""),
+                                 ev.value("seconds", 0.0));
+  if (ev.contains("phases") && ev["phases"].is_object()) {
+    for (const auto& [name, seconds] : ev["phases"].items()) {
+      if (seconds.is_number()) line += fmt::format(" {}={:.3f}", name, seconds.get<double>());
+    }
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 }  // namespace
@@ -106,10 +120,12 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   WorkerEnv ref_env = env;
   ref_env.timeout_s = env.timeout_s * static_cast<double>(pending.size()) + 120;
   ref_env.isolate_network = false;  // trusted code; no need to pay for a namespace
+  const bool debug_timing = std::getenv("KBX_DEBUG_TIMING") != nullptr;
   auto on_event = [&](const json& ev) {
     const std::string kind = ev.value("ev", "");
     const std::string key = ev.value("task", "") + "|" + ev.value("label", "");
     if (kind == "case") {
+      if (debug_timing) print_case_phases(ev);
       out[key].cases.push_back(ev);
     } else if (kind == "task_done") {
       write_file(out[key].dir / "cases.json", json(out[key].cases).dump());
