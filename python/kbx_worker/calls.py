@@ -80,7 +80,8 @@ def _updated_input_of(t, inputs, updated):
 
 
 def save_result(result, path, inputs, expected_device, write=True, updated=()):
-    """Write the result's leaves to path (unless write is False); return (structure, metadata).
+    """Write the result's leaves to path (unless write is False; a callable write(path, tensors)
+    writes them instead of write_kbt); return (structure, metadata).
 
     A leaf that is exactly one of the `updated` inputs (an `out=` argument, an optimizer's
     state) is not written twice: its metadata says `same_as` that input, whose values travel in
@@ -111,7 +112,9 @@ def save_result(result, path, inputs, expected_device, write=True, updated=()):
                 info.update(kind="scalar", dtype=dtype_name(t.dtype), shape=[])
                 tensors[name] = t
         meta.append(info)
-    if write:
+    if callable(write):
+        write(path, tensors)
+    elif write:
         write_kbt(path, tensors)
     return structure, meta
 

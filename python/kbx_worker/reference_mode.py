@@ -47,7 +47,42 @@ def fresh_twins(cases):
     return [FreshTwin(c) for c in cases if c.tier == "full" and not getattr(c, "random", False)]
 
 
-def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0):
+class _TaskFiles:
+    """Where a task's case files go. While the task holds the GPU's timing slot, the tensors are
+    copied on the GPU and written after it hands the slot back (flush): writing gigabytes of
+    inputs, results and float64 shadows took most of a reference's time on the H200, and other
+    jobs' timed loops need no idle GPU for it."""
+
+    MAX_PENDING_BYTES = 16 << 30
+
+    def __init__(self):
+        self.defer = False
+        self.pending = []
+        self.pending_bytes = 0
+
+    def write(self, path, named):
+        if self.defer:
+            nbytes = sum(t.numel() * t.element_size() for t in named.values())
+            if self.pending_bytes + nbytes <= self.MAX_PENDING_BYTES:
+                try:
+                    copies = {k: t.detach().clone() for k, t in named.items()}
+                    self.pending.append((path, copies))
+                    self.pending_bytes += nbytes
+                    return
+                except torch.cuda.OutOfMemoryError:
+                    pass
+            self.flush()  # the GPU's memory back, then this one straight away
+        tensorio.write_kbt(path, named)
+
+    def flush(self):
+        while self.pending:
+            path, named = self.pending.pop(0)
+            tensorio.write_kbt(path, named)
+            del named
+        self.pending_bytes = 0
+
+
+def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0, files=None):
     t0 = time.perf_counter()
     phases = {"slot_wait": slot_wait_s}  # seconds per step, for KBX_DEBUG_TIMING
     last_mark = [t0]
@@ -68,9 +103,11 @@ def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0):
     in_base = os.path.join(job.get("in_dir") or job["out_dir"], case.name)
     save = ("full" if case.tier == "fresh" else case.tier) in job.get("save_tiers", job["tiers"])
 
+    files = files or _TaskFiles()
+
     def write_kbt(path, named):  # a case of an unsaved tier runs, but nothing reads its files
         if save:
-            tensorio.write_kbt(path, named)
+            files.write(path, named)
 
     write_kbt(in_base + ".in.kbt", tensors)  # the one file candidates may read
     inputs_digest = tensorio.digest(tensors)
@@ -84,7 +121,8 @@ def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0):
     del before
     random = bool(getattr(case, "random", False))
     dedup = () if random else changed  # random cases' outputs go whole to the task's judge
-    structure, meta = save_result(result, base + ".ref.kbt", tensors, device, save, dedup)
+    structure, meta = save_result(result, base + ".ref.kbt", tensors, device,
+                                  save and files.write, dedup)
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     lap("save_ref")
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
@@ -102,7 +140,7 @@ def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0):
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        save_result(sresult, base + ".shadow.kbt", stensors, device, save,
+        save_result(sresult, base + ".shadow.kbt", stensors, device, save and files.write,
                     [k for k in dedup if k in stensors])
         write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
         ev["shadow"] = True
@@ -185,14 +223,22 @@ def run(request, channel):
             # The edge and small cases run beside other jobs; from the first full-size case on
             # (with the eager and compiled timing, and the fresh twins) the task holds the GPU's
             # timing slot, handed back at its end (issue 14).
+            # Its files are written after that (_TaskFiles).
+            files = _TaskFiles()
             with _SlotSpan(channel, request.get("gpu_slot")) as slot:
                 for case in ran:
                     waited = slot.take() if case.tier == "full" else 0.0
-                    _run_case(ref, job, case, device, channel, timer, waited)
+                    files.defer = slot.held
+                    _run_case(ref, job, case, device, channel, timer, waited, files)
                 for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
-                    _run_case(ref, job, twin, device, channel, timer, slot.take())
+                    waited = slot.take()
+                    files.defer = slot.held
+                    _run_case(ref, job, twin, device, channel, timer, waited, files)
+            t_write = time.perf_counter()
+            files.flush()
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
-                         seconds=time.perf_counter() - t0)
+                         seconds=time.perf_counter() - t0,
+                         write_s=time.perf_counter() - t_write)
         except Exception as exc:  # a broken reference is reported, the next task still runs
             channel.send("task_error", task=job["task"], label=job.get("label", ""),
                          type=type(exc).__name__, message=str(exc)[:4000],

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <system_error>
@@ -40,10 +41,26 @@ std::uint64_t folder_bytes(const fs::path& dir) {
   return total;
 }
 
-/// Copies a folder's files, subfolders included, into `to`.
-void copy_folder(const fs::path& from, const fs::path& to) {
+/// Puts a folder's files, subfolders included, into `to`: hard links where both are on one
+/// filesystem (a task's entry is gigabytes; nothing rewrites a written .kbt file in place, a
+/// recomputed folder is removed first), copies otherwise. cases.json, which kbx rewrites in
+/// place, is always copied.
+void link_or_copy_folder(const fs::path& from, const fs::path& to) {
   fs::create_directories(to);
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  for (const auto& e : fs::directory_iterator(from)) {
+    const fs::path target = to / e.path().filename();
+    if (e.is_directory()) {
+      link_or_copy_folder(e.path(), target);
+      continue;
+    }
+    std::error_code ec;
+    fs::remove(target, ec);
+    if (e.path().filename() != "cases.json") {
+      fs::create_hard_link(e.path(), target, ec);
+      if (!ec) continue;
+    }
+    fs::copy_file(e.path(), target, fs::copy_options::overwrite_existing);
+  }
 }
 
 }  // namespace
@@ -75,12 +92,15 @@ bool ReferenceCache::restore(const std::string& key, const ReferenceJob& job) co
   if (!fs::exists(entry / "ref" / "cases.json", ec)) return false;
   try {
     fs::remove_all(job.out_dir);
-    copy_folder(entry / "ref", job.out_dir);
+    link_or_copy_folder(entry / "ref", job.out_dir);
     if (!job.in_dir.empty() && job.in_dir != job.out_dir) {
       fs::remove_all(job.in_dir);
-      copy_folder(entry / "inputs", job.in_dir);
+      link_or_copy_folder(entry / "inputs", job.in_dir);
     }
     fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // used: trimmed last
+    const std::uint64_t bytes = folder_bytes(entry);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_use_.insert(entry).second) in_use_bytes_ += bytes;
     return true;
   } catch (const std::exception&) {
     fs::remove_all(job.out_dir, ec);  // half a copy is no reference: compute it
@@ -94,13 +114,35 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
   std::error_code ec;
   const fs::path entry = root_ / key;
   if (fs::exists(entry, ec)) return;
+  // An entry that does not fit beside those this run uses is not kept: evicting them would make
+  // a sweep over more tasks than the cap holds miss on every task, and pay every copy.
+  const std::uint64_t bytes =
+      folder_bytes(job.out_dir) +
+      (job.in_dir.empty() || job.in_dir == job.out_dir ? 0 : folder_bytes(job.in_dir));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (in_use_bytes_ + bytes > max_bytes_) {
+      if (!told_full_) {
+        std::fprintf(stderr,
+                     "kbx: the reference cache %s is full for this run (%.1f GiB kept, cap %.1f "
+                     "GiB): later references are not kept (--ref-cache-mb raises the cap)\n",
+                     root_.c_str(), static_cast<double>(in_use_bytes_) / (1 << 30),
+                     static_cast<double>(max_bytes_) / (1 << 30));
+        told_full_ = true;
+      }
+      return;
+    }
+    in_use_bytes_ += bytes;
+    in_use_.insert(entry);
+  }
   const fs::path tmp = root_ / fmt::format(".{}.{}.tmp", key, ::getpid());
   try {
     fs::create_directories(root_);
     fs::permissions(root_, fs::perms::owner_all, fs::perm_options::replace, ec);
     fs::remove_all(tmp, ec);
-    copy_folder(job.out_dir, tmp / "ref");
-    if (!job.in_dir.empty() && job.in_dir != job.out_dir) copy_folder(job.in_dir, tmp / "inputs");
+    link_or_copy_folder(job.out_dir, tmp / "ref");
+    if (!job.in_dir.empty() && job.in_dir != job.out_dir)
+      link_or_copy_folder(job.in_dir, tmp / "inputs");
     fs::rename(tmp, entry);
   } catch (const std::exception& e) {
     fs::remove_all(tmp, ec);
@@ -129,8 +171,10 @@ void ReferenceCache::trim() const {
   }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& e : entries) {
     if (total <= max_bytes_) break;
+    if (in_use_.count(e.path)) continue;  // this run's own
     fs::remove_all(e.path, ec);
     total -= e.bytes;
   }

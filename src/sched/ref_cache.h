@@ -1,7 +1,9 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "sched/reference.h"
@@ -27,13 +29,16 @@ class ReferenceCache {
   /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU).
   std::string key(const ReferenceJob& job, const std::string& fingerprint, bool time) const;
 
-  /// Copies a stored entry into the job's folders (out_dir, in_dir; its cases.json makes
+  /// Puts a stored entry into the job's folders (hard links on one filesystem, else copies;
+  /// out_dir, in_dir; its cases.json makes
   /// run_references take the job as done; a copy that fails is removed, so a half-copied entry
   /// is computed again); false on a miss or a broken entry.
   bool restore(const std::string& key, const ReferenceJob& job) const;
 
-  /// Keeps a computed job's folders under key (copied to a temporary folder, then renamed), then
-  /// trims the cache to its cap. A job with an error or without cases.json is not kept.
+  /// Keeps a computed job's folders under key (linked or copied to a temporary folder, then
+  /// renamed), then trims the cache to its cap, never removing an entry this run uses. A job
+  /// with an error or without cases.json is not kept, nor one that does not fit beside the
+  /// entries this run stored.
   void store(const std::string& key, const ReferenceJob& job, const ReferenceCases& computed) const;
 
   const std::filesystem::path& root() const { return root_; }
@@ -43,6 +48,10 @@ class ReferenceCache {
   std::filesystem::path root_;
   std::uint64_t max_bytes_;
   std::string worker_hash_;  ///< the Python worker's sources: a change there invalidates all
+  mutable std::mutex mu_;    ///< reference lanes store and restore at once
+  mutable std::set<std::filesystem::path> in_use_;  ///< entries this run stored or restored
+  mutable std::uint64_t in_use_bytes_ = 0;          ///< their size
+  mutable bool told_full_ = false;
 };
 
 }  // namespace kbx::sched

@@ -52,9 +52,9 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
 
 /// With KBX_DEBUG_TIMING: where a reference case's time went (seconds per step).
 void print_case_phases(const json& ev) {
-  std::string line = fmt::format("kbx: reference {} {} ({}): {:.2f} s", ev.value("task", ""),
-                                 ev.value("case", ""), ev.value("tier", ""),
-                                 ev.value("seconds", 0.0));
+  std::string line =
+      fmt::format("kbx: reference {} {} ({}): {:.2f} s", ev.value("task", ""), ev.value("case", ""),
+                  ev.value("tier", ""), ev.value("seconds", 0.0));
   if (ev.contains("phases") && ev["phases"].is_object()) {
     for (const auto& [name, seconds] : ev["phases"].items()) {
       if (seconds.is_number()) line += fmt::format(" {}={:.3f}", name, seconds.get<double>());

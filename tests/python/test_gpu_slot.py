@@ -120,3 +120,54 @@ def test_the_reference_holds_the_slot_from_its_first_full_case_to_the_tasks_end(
              if e["ev"] in ("case", "slot_wanted", "slot_done", "task_done")]
     per_task = ["small_one", "slot_wanted", "perf_one", "small_two", "slot_done", "task_done"]
     assert order == per_task * 2
+
+
+IN_PLACE_REFERENCE = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        x.mul_(factor)  # in place: the inputs file must still hold the values before the call
+        return x
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+''')
+
+
+class FilesAtSlotDone(SlotEvents):
+    """Records which files the reference's folder holds when it hands the slot back."""
+
+    def __init__(self, folder):
+        super().__init__()
+        self.folder, self.at_slot_done = folder, None
+
+    def send(self, ev, **fields):
+        if ev == "slot_done":
+            self.at_slot_done = sorted(os.listdir(self.folder))
+        super().send(ev, **fields)
+
+
+def _reference_files(tmp_path, name, gpu_slot):
+    task = tmp_path / "task"
+    task.mkdir(exist_ok=True)
+    (task / "reference.py").write_text(IN_PLACE_REFERENCE)
+    out = tmp_path / name
+    events = FilesAtSlotDone(out)
+    reference_mode.run({"device": "cpu", "gpu_slot": gpu_slot, "jobs": [{
+        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
+        "tiers": ["edge", "small", "full"], "out_dir": str(out)}]}, events)
+    return events, {f: (out / f).read_bytes() for f in sorted(os.listdir(out))}
+
+
+def test_full_case_files_are_written_after_the_slot_goes_back_and_hold_the_same_bytes(tmp_path):
+    held, files_held = _reference_files(tmp_path, "with_slot", True)
+    _, files_plain = _reference_files(tmp_path, "without_slot", False)
+    assert held.at_slot_done is not None
+    assert "small_one.in.kbt" in held.at_slot_done  # the small case's files at once
+    assert not any(f.startswith("perf_one") for f in held.at_slot_done)  # the full case's later
+    order = [e["ev"] for e in held.events if e["ev"] in ("slot_done", "task_done")]
+    assert order == ["slot_done", "task_done"]
+    assert "perf_one.in.kbt" in files_held and "perf_one.ref.kbt" in files_plain
+    assert files_held == files_plain  # pristine inputs, results and shadows, bit for bit

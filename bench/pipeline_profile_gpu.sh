@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Where a task's time goes in the pipeline (issue 14): the references of TASKS as their own
+# candidates (--track any), timed, with KBX_DEBUG_TIMING (each reference case's steps, each
+# candidate's timeline), a reference cache of its own, then the size of each cache entry.
+#   OUT=/dir [TASKS=...] [REF_WORKERS=1] bash bench/pipeline_profile_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+KBX=${KBX:-$PWD/.carry/bin/kbx}
+[ -x "$KBX" ] || KBX=$PWD/build/kbx
+OUT=${OUT:-$PWD/gpu-out}/profile
+TASKS=${TASKS:-$(ls -d tasks/Activation/* | sed 's|tasks/||' | paste -sd,)}
+export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-work-profile}
+export KBX_REF_CACHE=${KBX_REF_CACHE:-/dev/shm/kbx-ref-cache-profile}
+export PYTHONUNBUFFERED=1 KBX_DEBUG_TIMING=1
+mkdir -p "$OUT/refcands"
+rm -rf "$KBX_REF_CACHE"
+for task in ${TASKS//,/ }; do
+  mkdir -p "$OUT/refcands/$(dirname "$task")"
+  cp "tasks/$task/reference.py" "$OUT/refcands/$task.py"
+done
+t0=$(date +%s.%N)
+timeout --signal=INT "${PROFILE_TIMEOUT:-300}" "$KBX" eval --method refs --candidates "$OUT/refcands" \
+  --track any --device cuda --db "$OUT/profile.db" --fresh --seed 7 \
+  ${REF_WORKERS:+--reference-workers "$REF_WORKERS"} ${JOBS:+--jobs "$JOBS"} > "$OUT/profile.log" 2>&1
+echo "profile wall_s=$(python3 -c "import time; print(f'{time.time()-$t0:.1f}')") exit=$?"
+grep -c " passed " "$OUT/profile.log" | sed 's/^/passed: /'
+du -sm "$KBX_REF_CACHE"/* 2>/dev/null | sort -n | tail -n 5 | sed 's/^/cache entry MB: /'
+du -sm "$KBX_REF_CACHE" 2>/dev/null | sed 's/^/cache total MB: /'
