@@ -18,6 +18,11 @@ import torch
 L2_SCRUB_BYTES = 256 * 1024 * 1024
 # How long the GPU is held at the start of each batch of timed calls while the host queues them.
 FIRST_HOLD_MS, MIN_HOLD_MS, MAX_HOLD_MS = 5.0, 0.5, 50.0
+# The fewest timed calls of a call so slow that min_reps of them would overrun the case's budget:
+# enough for the median's interval (6 samples) and for every value variant of a candidate's case
+# (four) to come up. A 300 ms eigendecomposition took 10 calls plus 3 of warm-up per case, most
+# of the GPU's timing slot in a run of the whole suite on the H200.
+SLOW_MIN_REPS = 6
 
 # The timing functions as they were before any candidate code ran: the timer calls these, and
 # tampered() names any that a candidate replaced.
@@ -231,6 +236,16 @@ def median_interval(samples):
     return s[lo_rank - 1], s[hi_rank - 1]
 
 
+def reps_for(estimate_ms, min_reps, batch, budget_ms):
+    """(fewest timed calls, calls per batch) for a call of about estimate_ms: min_reps and batch,
+    fewer for a call so slow that they would overrun the case's budget, never fewer than
+    SLOW_MIN_REPS."""
+    if estimate_ms <= 0:
+        return min_reps, batch
+    fit = max(SLOW_MIN_REPS, math.ceil(budget_ms / estimate_ms))
+    return min(min_reps, fit), min(batch, fit)
+
+
 def converged(samples, rel=REL_HALF_WIDTH):
     """Whether the median's 95% interval has a half-width of at most rel times the median."""
     ci = median_interval(samples)
@@ -334,7 +349,7 @@ class CudaTimer:
         torch.cuda.synchronize(self.device)
         t0 = time.perf_counter()
         calls = 0
-        while calls < 3 or (time.perf_counter() - t0) * 1e3 < self.warmup_ms:
+        while calls < 2 or (time.perf_counter() - t0) * 1e3 < self.warmup_ms:
             fn()
             calls += 1
             if calls >= 1000:
@@ -396,15 +411,16 @@ class CudaTimer:
         i-th timed call, outside its timed window (before the L2 scrub); after_each(i, result)
         right after it, outside it too (before the next call's before_each), with what the call
         returned. Both run inside the timer's own probe-tagged work."""
-        self._estimate_ms(fn)
+        min_reps, batch = reps_for(self._estimate_ms(fn), self.min_reps, self.batch,
+                                   self.budget_ms)
         t0 = time.perf_counter()
         self.last_ids = []
         self.last_host_ms = []
         samples = []
         while len(samples) < self.max_reps:
-            samples += self._batch(fn, min(self.batch, self.max_reps - len(samples)), before_each,
+            samples += self._batch(fn, min(batch, self.max_reps - len(samples)), before_each,
                                    after_each)
-            if len(samples) < self.min_reps:
+            if len(samples) < min_reps:
                 continue
             if converged(samples) or (time.perf_counter() - t0) * 1e3 >= self.budget_ms:
                 break

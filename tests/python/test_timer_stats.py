@@ -1,6 +1,6 @@
 """The timer's stopping rule: repetitions stop once the median's 95% interval is tight."""
 
-from kbx_worker.timer import converged, median_interval
+from kbx_worker.timer import SLOW_MIN_REPS, converged, median_interval, reps_for
 
 
 def test_median_interval_matches_the_order_statistics():
@@ -14,3 +14,15 @@ def test_converged_needs_a_tight_interval():
     assert not converged([100.0] * 5)  # too few samples to say
     tight_with_outliers = [100.0] * 40 + [1000.0] * 3
     assert converged(tight_with_outliers)
+
+
+def test_slow_calls_get_fewer_reps_but_enough_for_the_interval_and_the_variants():
+    # fast: the configured 10 calls in batches of 10
+    assert reps_for(0.05, 10, 10, 500.0) == (10, 10)
+    assert reps_for(50.0, 10, 10, 500.0) == (10, 10)  # 10 calls fill the budget exactly
+    # a 300 ms call: 10 calls would take 3 s against a 0.5 s budget
+    assert reps_for(300.0, 10, 10, 500.0) == (SLOW_MIN_REPS, SLOW_MIN_REPS)
+    assert reps_for(80.0, 10, 10, 500.0) == (7, 7)
+    assert SLOW_MIN_REPS >= 6  # median_interval needs 6; a candidate's case has 4 variants
+    assert median_interval([1.0] * SLOW_MIN_REPS) is not None
+    assert reps_for(0.0, 10, 10, 500.0) == (10, 10)  # no estimate: as configured
