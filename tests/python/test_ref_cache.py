@@ -18,10 +18,11 @@ def _candidates(tmp_path, name, source):
     return str(tmp_path / name)
 
 
-def _eval(kbx, cands, method, db, cache, seed, *extra):
+def _eval(kbx, cands, method, db, cache, seed, *extra, work=None):
+    env = dict(os.environ, KBX_WORK=str(work)) if work else None
     proc = kbx("eval", "--method", method, "--candidates", cands, "--tasks", TASK,
                "--device", "cpu", "--track", "any", "--db", str(db), "--ref-cache", str(cache),
-               "--seed", str(seed), "--jobs", "1", *extra, check=True)
+               "--seed", str(seed), "--jobs", "1", *extra, check=True, env=env)
     out = kbx("results", "--db", str(db), "--format", "json", check=True)
     rows = [r for r in json.loads(out.stdout)["results"] if r["method"] == method]
     return proc.stderr, rows[0]["status"]
@@ -64,26 +65,11 @@ def test_a_candidate_cannot_reach_the_cache(kbx, tmp_path):
     _eval(kbx, honest, "first", db, cache, 21)
     entry = next(p for p in cache.iterdir() if not p.name.startswith("."))
     before = {p: p.read_bytes() for p in entry.rglob("*") if p.is_file()}
-    hostile = _candidates(tmp_path, "hostile", f'''
-import os, torch
-
-CACHE = {str(cache)!r}
-
-def _poison():
-    for root, _, files in os.walk(CACHE):
-        for f in files:
-            try:
-                with open(os.path.join(root, f), "r+b") as fh:
-                    fh.write(b"\\0" * 64)
-            except OSError:
-                pass
-
-def relu(input, inplace=False):
-    _poison()
-    if os.path.exists(CACHE):
-        return torch.zeros_like(input)  # it saw the cache: a wrong answer gives it away
-    return torch.relu_(input) if inplace else torch.relu(input)
-''')
-    _, status = _eval(kbx, hostile, "hostile", db, cache, 21)
+    attack = ROOT / "tests" / "adversarial" / "sandbox" / "poison_ref_cache" / TASK
+    hostile = _candidates(tmp_path, "hostile", attack.with_suffix(".py").read_text())
+    work = tmp_path / "work"  # on the cache's filesystem: the run's inputs are links to it
+    _, status = _eval(kbx, hostile, "hostile", db, cache, 21, "--keep-files", work=work)
+    restored = {p.stat().st_ino for p in work.rglob("*.in.kbt")}
+    assert restored & {p.stat().st_ino for p in entry.rglob("*.in.kbt")}, "no input was linked"
     assert status == "passed"
     assert {p: p.read_bytes() for p in entry.rglob("*") if p.is_file()} == before
