@@ -354,14 +354,10 @@ int run_eval(const EvalOptions& options) {
   // The reference cache: only while candidates are confined (an unconfined one, as this user,
   // could write into it and forge every later run's references).
   std::optional<ReferenceCache> ref_cache;
-  const char* cache_env = std::getenv("KBX_REF_CACHE");
-  const bool cache_off =
-      o.ref_cache == "off" || (o.ref_cache.empty() && cache_env && std::string(cache_env) == "off");
-  if (!cache_off && !pending.empty()) {
+  const auto cache_folder = ReferenceCache::folder(o.ref_cache);
+  if (cache_folder && !pending.empty()) {
     if (env.confine) {
-      ref_cache.emplace(
-          o.ref_cache.empty() ? ReferenceCache::default_root() : fs::path(o.ref_cache),
-          o.ref_cache_mb << 20);
+      ref_cache.emplace(*cache_folder, o.ref_cache_mb << 20);
     } else {
       say("the reference cache is off: candidates are not confined and could write into it");
     }
@@ -388,12 +384,11 @@ int run_eval(const EvalOptions& options) {
                           env.work_dir / "inputs" / t->category / t->name});
     }
   }
-  JobFeed feed([&](const std::string& task) {
+  JobFeed feed([&](const std::string&, const ReferenceCases& refs) {
     if (o.keep_files) return;
-    const suite::Task* t = task_of.at(task);
     std::error_code ec;
-    fs::remove_all(env.work_dir / "ref" / t->category / t->name, ec);
-    fs::remove_all(env.work_dir / "inputs" / t->category / t->name, ec);
+    fs::remove_all(refs.dir, ec);
+    fs::remove_all(refs.in_dir, ec);
   });
   // One chunk's references (and compile baselines), its jobs then handed to the lanes.
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {

@@ -259,8 +259,7 @@ std::vector<store::Candidate> skip_struck(JobContext& ctx, std::vector<store::Ca
   return left;
 }
 
-JobFeed::JobFeed(std::function<void(const std::string&)> on_task_done)
-    : on_task_done_(std::move(on_task_done)) {}
+JobFeed::JobFeed(TaskDone on_task_done) : on_task_done_(std::move(on_task_done)) {}
 
 void JobFeed::add(const std::string& task, ReferenceCases refs,
                   std::vector<const store::Candidate*> jobs) {
@@ -272,7 +271,7 @@ void JobFeed::add(const std::string& task, ReferenceCases refs,
       for (const auto* c : jobs) ready_.push_back({c, kept});
     }
   }
-  if (jobs.empty() && on_task_done_) on_task_done_(task);
+  if (jobs.empty() && on_task_done_) on_task_done_(task, refs);
   changed_.notify_all();
 }
 
@@ -294,7 +293,7 @@ std::optional<JobFeed::Item> JobFeed::next() {
 }
 
 void JobFeed::job_ended(const std::string& task) {
-  bool task_done = false;
+  const ReferenceCases* task_done = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = open_jobs_.find(task);
@@ -304,11 +303,11 @@ void JobFeed::job_ended(const std::string& task) {
     }
     if (--it->second == 0) {
       open_jobs_.erase(it);
-      task_done = true;
+      task_done = &refs_.at(task);  // a map node: it stays put
     }
   }
   // The task's references stay in refs_ (small: case events); its files go.
-  if (task_done && on_task_done_) on_task_done_(task);
+  if (task_done && on_task_done_) on_task_done_(task, *task_done);
   changed_.notify_all();
 }
 

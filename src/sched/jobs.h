@@ -95,8 +95,10 @@ class JobFeed {
     const store::Candidate* candidate = nullptr;
     const ReferenceCases* refs = nullptr;  ///< the task's references (kept until its jobs end)
   };
-  /// on_task_done(task id) is called once per task, after its last job ended.
-  explicit JobFeed(std::function<void(const std::string&)> on_task_done = {});
+  /// Called once per task, after its last job ended, with the task's id and references (their
+  /// folders are what goes then).
+  using TaskDone = std::function<void(const std::string& task, const ReferenceCases& refs)>;
+  explicit JobFeed(TaskDone on_task_done = {});
   /// Adds a task's references and its jobs (none: the task is done at once).
   void add(const std::string& task, ReferenceCases refs, std::vector<const store::Candidate*> jobs);
   /// No task will be added any more: next() ends once the queue is empty.
@@ -120,7 +122,7 @@ class JobFeed {
   std::map<std::string, size_t> parked_jobs_;   ///< by task: open jobs waiting for the retries
   std::deque<Item> ready_;
   bool closed_ = false;
-  std::function<void(const std::string&)> on_task_done_;
+  TaskDone on_task_done_;
 };
 
 /// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty, then, one at a time,

@@ -68,8 +68,13 @@ void link_or_copy_folder(const fs::path& from, const fs::path& to) {
 ReferenceCache::ReferenceCache(fs::path root, std::uint64_t max_bytes)
     : root_(std::move(root)), max_bytes_(max_bytes), worker_hash_(worker_sources_hash()) {}
 
-fs::path ReferenceCache::default_root() {
-  if (const char* dir = std::getenv("KBX_REF_CACHE"); dir && *dir) return dir;
+std::optional<fs::path> ReferenceCache::folder(const std::string& option) {
+  if (option == "off") return std::nullopt;
+  if (!option.empty()) return fs::path(option);
+  if (const char* dir = std::getenv("KBX_REF_CACHE"); dir && *dir) {
+    if (std::string(dir) == "off") return std::nullopt;
+    return fs::path(dir);
+  }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
     return fs::path(xdg) / "kbx" / "references";
   }

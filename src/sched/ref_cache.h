@@ -21,9 +21,10 @@ class ReferenceCache {
   /// removed first.
   ReferenceCache(std::filesystem::path root, std::uint64_t max_bytes);
 
-  /// $KBX_REF_CACHE, else ~/.cache/kbx/references (XDG_CACHE_HOME when set). (KBX_REF_CACHE=off
-  /// turns the cache off, as --ref-cache off does.)
-  static std::filesystem::path default_root();
+  /// The cache's folder for a --ref-cache value: none for "off" (or, with no value,
+  /// KBX_REF_CACHE=off); the value; else $KBX_REF_CACHE, else ~/.cache/kbx/references
+  /// (XDG_CACHE_HOME when set).
+  static std::optional<std::filesystem::path> folder(const std::string& option);
 
   /// The key of a reference job in a run: fingerprint is the machine's (GPU, driver, CUDA,
   /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU).

@@ -53,16 +53,24 @@ TEST(JobFeed, NextWaitsForTheReferencesOfLaterTasks) {
 }
 
 TEST(JobFeed, ATasksFilesGoWhenItsLastJobEnds) {
-  std::vector<std::string> done;
-  JobFeed feed([&](const std::string& task) { done.push_back(task); });
+  std::vector<std::string> done, folders;
+  JobFeed feed([&](const std::string& task, const ReferenceCases& refs) {
+    done.push_back(task);
+    folders.push_back(refs.dir.string() + "|" + refs.in_dir.string());
+  });
   const auto a1 = candidate("A/x"), a2 = candidate("A/x");
-  feed.add("A/x", {}, {&a1, &a2});
-  feed.add("B/y", {}, {});  // no jobs: done at once
+  ReferenceCases ra, rb;
+  ra.dir = "ref/A/x", ra.in_dir = "inputs/A/x";
+  rb.dir = "ref/B/y", rb.in_dir = "inputs/B/y";
+  feed.add("A/x", ra, {&a1, &a2});
+  feed.add("B/y", rb, {});  // no jobs: done at once
   EXPECT_EQ(done, std::vector<std::string>{"B/y"});
   feed.job_ended("A/x");
   EXPECT_EQ(done.size(), 1u);
   feed.job_ended("A/x");
   EXPECT_EQ(done, (std::vector<std::string>{"B/y", "A/x"}));
+  // the folders to remove are the task's own, as its references named them
+  EXPECT_EQ(folders, (std::vector<std::string>{"ref/B/y|inputs/B/y", "ref/A/x|inputs/A/x"}));
 }
 
 TEST(JobFeed, TheReferenceWorkerWaitsWhileTooManyTasksAreLive) {
@@ -81,7 +89,7 @@ TEST(JobFeed, AParkedJobDoesNotHoldTheReferenceWorkerBack) {
   // A job that runs again after the lanes keeps its task's files, but waiting for it to end
   // before computing more references would wait forever: the lanes end only when the feed closes.
   std::vector<std::string> done;
-  JobFeed feed([&](const std::string& task) { done.push_back(task); });
+  JobFeed feed([&](const std::string& task, const ReferenceCases&) { done.push_back(task); });
   const auto a = candidate("A/x");
   feed.add("A/x", {}, {&a});
   feed.job_parked("A/x");

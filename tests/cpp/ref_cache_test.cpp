@@ -97,5 +97,19 @@ TEST(ReferenceCache, ARunLongerThanTheCapKeepsItsFirstEntriesInsteadOfEvictingTh
   EXPECT_TRUE(fs::exists(dir.path() / "restored" / "b" / "cases.json"));
 }
 
+TEST(ReferenceCache, OffByOptionOrEnvironmentAndTheOptionBeforeTheEnvironment) {
+  EXPECT_FALSE(ReferenceCache::folder("off"));
+  EXPECT_EQ(ReferenceCache::folder("/x/cache"), fs::path("/x/cache"));
+  ::setenv("KBX_REF_CACHE", "off", 1);
+  EXPECT_FALSE(ReferenceCache::folder(""));
+  EXPECT_EQ(ReferenceCache::folder("/x/cache"), fs::path("/x/cache"));
+  ::setenv("KBX_REF_CACHE", "/y/cache", 1);
+  EXPECT_EQ(ReferenceCache::folder(""), fs::path("/y/cache"));
+  ::unsetenv("KBX_REF_CACHE");
+  ::setenv("XDG_CACHE_HOME", "/z", 1);
+  EXPECT_EQ(ReferenceCache::folder(""), fs::path("/z/kbx/references"));
+  ::unsetenv("XDG_CACHE_HOME");
+}
+
 }  // namespace
 }  // namespace kbx::sched
