@@ -4,9 +4,11 @@ The verdict is not computed here: outputs and the inputs a call changed go to fi
 and the supervisor compares them with the reference's, which another process produced.
 """
 
+import functools
 import os
 import random
 import sys
+import threading
 import time
 import traceback
 
@@ -22,10 +24,85 @@ from .tensorio import read_kbt, write_kbt
 from .timer import CudaTimer, Reservoir, l2_guard, tampered, variant_rounds
 
 
+class _AfterImport:
+    """A meta-path finder that calls back right after a named module has been executed, the
+    first time it is imported (or at once when it is imported already). It lets the worker wrap
+    a class of a heavy module (Inductor's runtime) only in candidates that import it, instead of
+    importing it in every worker. One instance per process; a module's callbacks are dropped
+    once they ran."""
+
+    _instance = None
+
+    def __init__(self):
+        self.pending = {}  # module name -> callbacks, each given the executed module
+        self._busy = threading.local()
+
+    @classmethod
+    def when_imported(cls, name, callback):
+        module = sys.modules.get(name)
+        if module is not None:
+            try:
+                callback(module)
+            except Exception:  # counting must never break the candidate's run
+                pass
+            return
+        if cls._instance is None:
+            cls._instance = cls()
+        hook = cls._instance
+        hook.pending.setdefault(name, []).append(callback)
+        if hook not in sys.meta_path:
+            sys.meta_path.insert(0, hook)
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in self.pending or getattr(self._busy, "on", False):
+            return None
+        self._busy.on = True  # the finders below this one find the module's real spec
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._busy.on = False
+        loader = getattr(spec, "loader", None)
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "exec_module"):
+            return spec  # a built-in or namespace package: nothing to wrap (not the modules hooked)
+        original = loader.exec_module
+
+        def exec_module(module):
+            original(module)  # a failed execution raises here: the callbacks wait for a retry
+            try:
+                del loader.exec_module  # this loader instance is this module's alone
+            except AttributeError:
+                pass
+            for callback in self.pending.pop(fullname, []):
+                try:
+                    callback(module)
+                except Exception:  # counting must never break the candidate's import
+                    pass
+            if not self.pending and self in sys.meta_path:
+                sys.meta_path.remove(self)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+# Inductor (torch.compile's default backend) launches the Triton kernels it generates through
+# this class's run method (`kernel.run(*args, stream=...)` in its generated wrapper code), never
+# through JITFunction.run: torch 2.x, torch/_inductor/runtime/triton_heuristics.py.
+INDUCTOR_MODULE = "torch._inductor.runtime.triton_heuristics"
+INDUCTOR_AUTOTUNER = "CachingAutotuner"
+
+
 class LaunchCounter:
-    """Counts Triton kernel launches (compiled or interpreted) by wrapping their run methods, and
-    the launches through a compiled kernel's handle (`kernel.warmup(...)` once, then
-    `compiled[grid](...)`: an honest way to skip the JIT's dispatch on every call)."""
+    """Counts Triton kernel launches (compiled or interpreted) by wrapping their run methods, the
+    launches through a compiled kernel's handle (`kernel.warmup(...)` once, then
+    `compiled[grid](...)`: an honest way to skip the JIT's dispatch on every call), and those of
+    torch.compile's Inductor (its CachingAutotuner's run, wrapped when the candidate imports
+    Inductor's runtime: the worker does not import it itself)."""
 
     def __init__(self):
         self.count = 0
@@ -57,6 +134,34 @@ class LaunchCounter:
 
         cls.__getitem__ = getitem
 
+    def _wrap_autotuner(self, cls):
+        """One launch per call of an Inductor kernel's run, unless the call's own launch was
+        counted already by another wrapper (under the Triton interpreter Inductor launches
+        through `fn[grid](...)`, a JITFunction's run; a subclass's run that calls its base's)."""
+        original = cls.__dict__["run"]
+        counter = self
+
+        @functools.wraps(original)
+        def run(self, *args, **kwargs):
+            before = counter.count
+            result = original(self, *args, **kwargs)
+            if counter.count == before:
+                counter.count += 1
+            return result
+
+        run.kbx_counted = True
+        cls.run = run
+
+    def _wrap_inductor(self, module):
+        """Wraps the run of Inductor's autotuner class and of its subclasses in the module that
+        define their own (DebugAutotuner)."""
+        base = getattr(module, INDUCTOR_AUTOTUNER, None)
+        if not isinstance(base, type) or "run" not in base.__dict__:
+            return
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and issubclass(value, base) and "run" in value.__dict__:
+                self._wrap_autotuner(value)
+
     def _install(self):
         try:
             from triton.runtime.jit import JITFunction
@@ -73,6 +178,7 @@ class LaunchCounter:
             self._wrap_handle(CompiledKernel)
         except Exception:
             pass
+        _AfterImport.when_imported(INDUCTOR_MODULE, self._wrap_inductor)
 
 
 class CaseInputs:
