@@ -48,3 +48,43 @@ def test_a_compile_failure_is_reported_and_eager_still_timed(tmp_path, monkeypat
     assert ev["eager_ms"] == [0.5, 0.5, 0.5]
     assert "compile_ms" not in ev
     assert ev["compile_error"] == "RuntimeError: no compiler here"
+
+
+TWO_SHAPES = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return torch.sin(x) * factor + 0.5  # a graph of this test's own
+
+    def cases():
+        return [Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {})),
+                Case("perf_two", "full", lambda c: ((c.randn(64), 2.0), {}))]
+''')
+
+
+def test_prewarm_compiles_before_the_slot_and_the_slot_only_hits_the_cache(tmp_path):
+    """Inductor on the CPU: the prewarm compiles every full case's graph (a miss or a hit of an
+    earlier run's cache), then Dynamo forgets them, and the timed pass under the slot compiles
+    the same graphs again from Inductor's cache alone: hits, no misses."""
+    from torch._dynamo.utils import counters
+
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "reference.py").write_text(TWO_SHAPES)
+    ref = reference_mode.Reference(str(task), "scale", label="prewarm_test")
+    job = {"task": "T/prewarm", "seed": 1, "tiers": ["full"], "out_dir": str(tmp_path / "out"),
+           "compile_baseline": True, "compile_backend": "inductor"}
+    (tmp_path / "out").mkdir()
+    counters.clear()
+    reference_mode.prewarm_compiled(ref, job, ref.cases, "cpu")
+    warm = dict(counters["inductor"])
+    assert warm.get("fxgraph_cache_miss", 0) + warm.get("fxgraph_cache_hit", 0) >= 1, warm
+    counters.clear()
+    events = Events()
+    for case in ref.cases:
+        reference_mode._run_case(ref, job, case, "cpu", events, StandInTimer(reps=3, ms=0.5))
+    timed = dict(counters["inductor"])
+    assert timed.get("fxgraph_cache_miss", 0) == 0, timed
+    assert timed.get("fxgraph_cache_hit", 0) >= 1, timed
+    assert all("compile_ms" in ev for ev in events.events if ev.get("case"))
