@@ -33,28 +33,54 @@ def kbx():
     return run
 
 
-# Under pytest-xdist (make test-python: `-n 3 --dist loadgroup`) a module's tests stay together on
-# one worker, so its module-scoped fixtures run once, except in SPLIT, whose tests are long and
-# stand alone. The longest tests go first, so no worker starts one of them last.
-SPLIT = {"test_supervisor"}
-FIRST = ("test_kill_minus_9_at_random_moments_then_resume", "test_planted")
+# Under pytest-xdist (make test-python: `-n 2 --dist loadgroup`) each test is a unit of work of
+# its own, except the tests of a module in GROUPED: a module-scoped fixture of theirs does the
+# work, so they stay on one worker and it runs once. xdist's own loadgroup keys its groups on a
+# suffix of the node id that pytest 9 no longer shows it (every xdist_group was ignored, and
+# test_planted's evaluations ran once on every worker), so the scheduler below groups by module
+# itself. The longest tests go first, in SLOWEST's order, and xdist keeps that order (not its
+# default, the largest groups first), so no worker starts a long test last.
+GROUPED = {"test_planted", "test_report", "test_verdict_levels"}
+SLOWEST = ("test_kill_minus_9_at_random_moments_then_resume", "test_planted")
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "alone: run with no other test at the same time (make "
                             "test-python runs these after the others, without xdist)")
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist 3.6 and later
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown without it
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ModuleGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid):
+            module = nodeid.split("::", 1)[0]
+            return module if pathlib.Path(module).stem in GROUPED else nodeid
+
+    return ModuleGroups(config, log)
+
+
+def _module_scoped_fixture(item):
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(defs and defs[-1].scope == "module"
+                                    for defs in info.name2fixturedefs.values())
 
 
 def pytest_collection_modifyitems(config, items):
     def rank(item):
-        for i, name in enumerate(FIRST):
+        for i, name in enumerate(SLOWEST):
             if item.name == name or item.module.__name__ == name:
                 return i
-        return len(FIRST)
+        return len(SLOWEST)
 
     items.sort(key=rank)  # stable: the order within a module stays
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        if item.module.__name__ not in SPLIT:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    ungrouped = sorted({item.module.__name__ for item in items if _module_scoped_fixture(item)}
+                       - GROUPED)
+    if ungrouped and hasattr(config, "workerinput"):  # an xdist worker
+        raise pytest.UsageError(f"{', '.join(ungrouped)}: a module-scoped fixture, but not in "
+                                "conftest.py's GROUPED (under xdist it would run on every worker)")
