@@ -28,23 +28,28 @@ std::string command_output(const std::string& cmd) {
   return rc == 0 ? out : "";
 }
 
-/// A python that imports torch as workers run it (isolated, -I): its sys.executable and the
-/// folders it runs from (prefixes, standard library, site-packages, where torch, triton and
-/// numpy live), which a confined worker sees read-only. Empty path when it cannot import torch.
-/// One interpreter start answers both.
+/// A python that has torch as workers run it (isolated, -I): its sys.executable and the folders
+/// it runs from (prefixes, standard library, site-packages, where torch, triton and numpy live),
+/// which a confined worker sees read-only. Empty path when it has no torch. The packages are
+/// found, not imported (importlib's find_spec: the same folders, in hundredths of a second where
+/// importing torch takes seconds, at every kbx command's start); the workers import them.
 Python probe_python(const std::string& candidate, const std::string& chosen) {
   static const char* kQuery =
-      "import json, os, site, sys, sysconfig, torch\n"
+      "import importlib.util, json, os, site, sys, sysconfig\n"
       "p = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,\n"
       "     os.path.dirname(os.path.realpath(sys.executable))]\n"
       "p += list(sysconfig.get_paths().values()) + list(site.getsitepackages())\n"
       "p += [x for x in sys.path if x and os.path.isdir(x)]\n"
       "for m in (\"torch\", \"triton\", \"numpy\"):\n"
       "    try:\n"
-      "        mod = __import__(m)\n"
-      "        p.append(os.path.dirname(os.path.dirname(os.path.realpath(mod.__file__))))\n"
+      "        spec = importlib.util.find_spec(m)\n"
       "    except Exception:\n"
-      "        pass\n"
+      "        spec = None\n"
+      "    if spec is None or not spec.origin:\n"
+      "        if m == \"torch\":\n"
+      "            sys.exit(1)\n"
+      "        continue\n"
+      "    p.append(os.path.dirname(os.path.dirname(os.path.realpath(spec.origin))))\n"
       "print(json.dumps({\"executable\": sys.executable,\n"
       "                  \"folders\": sorted(set(os.path.realpath(x) for x in p))}))\n";
   const std::string out =
