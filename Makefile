@@ -16,12 +16,24 @@ generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(if $(shell command -v ninja)
 PYTEST_WORKERS ?= 3
 XDIST = $(if $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo y),-n $(PYTEST_WORKERS) --dist loadgroup)
 
-.PHONY: build run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
+.PHONY: build build-test run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
+
+configure = cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
+  -DKBX_WERROR=ON -DKBX_UNITY=$(UNITY) >/dev/null
 
 build:
-	cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKBX_WERROR=ON \
-	  -DKBX_UNITY=$(UNITY) >/dev/null
+	$(configure)
 	cmake --build $(BUILD) -j$(JOBS)
+
+# What `make test` needs of the release build: kbx, the probe's tools and tests (probe_tests
+# depends on libkbx_probe.so where CUPTI is found), every part's one-way-flow link check. The
+# unit tests (kbx_tests) are built and run under the sanitizers only (test-asan): compiling them a
+# second time, optimized, was a fifth of the release build and ran the same tests.
+PARTS = common suite store sandbox verdict timing stats report plan dist gen sched cli
+TEST_TARGETS = kbx kbx_probe_dump probe_tests $(addprefix kbx_flow_,$(PARTS))
+build-test:
+	$(configure)
+	cmake --build $(BUILD) -j$(JOBS) --target $(TEST_TARGETS)
 
 run: build
 	@KBX_PYTHON=$(PYTHON) bash scripts/run_main.sh $(KBX)
@@ -29,12 +41,13 @@ run: build
 # The last three side by side (each keeps its output together, printed when it ends): the suite's
 # check keeps about one core busy and the Slurm test mostly waits on its daemons, while the
 # experts' check fills both; nothing there times anything, and each has its own scratch folders.
-test: check-format build test-cpp test-asan test-python
+test: check-format build-test test-cpp test-asan test-python
 	$(MAKE) --no-print-directory -j3 --output-sync=target PYTHON=$(PYTHON) check-suite check-expert \
 	  test-slurm
 
-test-cpp: build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+# The probe's tests on the release build (the unit tests of src/ run in test-asan).
+test-cpp: build-test
+	ctest --test-dir $(BUILD)/probe --output-on-failure -j$(JOBS)
 
 # The sanitizers' build with -g1 (line tables, no variables' debug information): the reports keep
 # their file:line frames, and the build takes about an eighth less compiling. Its tests run in
@@ -48,23 +61,23 @@ test-asan:
 	    $(ASAN_BUILD)/kbx_tests --gtest_brief=1 & pids="$$pids $$!"; \
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
-test-python: build
-	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" \
+test-python: build-test
+	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" --durations=25 \
 	  tests/python
 	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q -p no:xdist -m alone \
 	  tests/python
 
 # A real Slurm on localhost (slurm-wlm and munge, installed when missing; root, else skipped):
 # kbx slurm submit --shards 2 on the CPU gives the verdicts of one kbx eval (about a minute).
-test-slurm: build
+test-slurm: build-test
 	KBX_PYTHON=$(PYTHON) bash tests/slurm/run_local_slurm.sh $(KBX)
 
-check-suite: build
+check-suite: build-test
 	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu
 
 # The experts on the CPU; two reference workers, so that the GPU pipeline's chunks computed side by side
 # (sched::JobFeed) run here too.
-check-expert: build
+check-expert: build-test
 	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu --jobs $(JOBS) \
 	  --reference-workers 2 --db $(BUILD)/ci-expert.db --fresh
 	$(KBX) results --db $(BUILD)/ci-expert.db

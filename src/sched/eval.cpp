@@ -165,8 +165,8 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
     store::CaseSamples fresh;
     for (const auto& ev : cases) {
       if (ev.contains("compile_error")) {  // the report shows "-"; the log says why
-        say(fmt::format("torch.compile baseline of {} {}: {}", job.task->id(),
-                        ev.value("case", ""), ev.value("compile_error", "")));
+        say(fmt::format("torch.compile baseline of {} {}: {}", job.task->id(), ev.value("case", ""),
+                        ev.value("compile_error", "")));
       }
       auto samples = timing::compile_samples(ev);
       if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);

@@ -17,11 +17,13 @@ def _to_f32(x):
 
 @triton.jit
 def _rsqrt_block(x_ptr, y_ptr, offs, mask):
-    # float64: IEEE sqrt and division, exact for float32 subnormals (the float32 approximate rsqrt
-    # flushes them); one rounding to the output dtype at the store
-    x = _to_f32(tl.load(x_ptr + offs, mask=mask)).to(tl.float64)
-    y = 1.0 / tl.sqrt(x)  # rsqrt(+-0) = +-inf, rsqrt(+inf) = 0, negative and NaN give NaN
-    tl.store(y_ptr + offs, y.to(tl.float32).to(y_ptr.dtype.element_ty), mask=mask)
+    # float32 with IEEE-rounded sqrt and division: exact for subnormals (the approximate rsqrt
+    # flushes them) and about 1 ulp of float32 in all, then one rounding to the output dtype at
+    # the store. (float64 here, as before, made the kernel compute-bound: 0.5x eager on the H200
+    # for 16-bit inputs.)
+    x = _to_f32(tl.load(x_ptr + offs, mask=mask))
+    y = tl.div_rn(tl.full(x.shape, 1.0, tl.float32), tl.sqrt_rn(x))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
