@@ -16,6 +16,11 @@ generator = $(if $(wildcard $(1)/CMakeCache.txt),,$(if $(shell command -v ninja)
 PYTEST_WORKERS ?= 3
 XDIST = $(if $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo y),-n $(PYTEST_WORKERS) --dist loadgroup)
 
+# The tests run many CPU workers side by side on few cores, where torch's own threads (OpenMP,
+# one per core) spin against each other: the CPU calibration's test took 110 s in CI instead of
+# 12 s. Every test process, and the workers kbx starts (it passes OMP_NUM_THREADS on), uses one.
+TEST_ENV = OMP_NUM_THREADS=1 KBX_PYTHON=$(PYTHON)
+
 .PHONY: build build-test run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
 
 configure = cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
@@ -62,23 +67,23 @@ test-asan:
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
 
 test-python: build-test
-	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" --durations=25 \
+	$(TEST_ENV) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" --durations=25 \
 	  tests/python
-	KBX_PYTHON=$(PYTHON) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q -p no:xdist -m alone \
+	$(TEST_ENV) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q -p no:xdist -m alone \
 	  tests/python
 
 # A real Slurm on localhost (slurm-wlm and munge, installed when missing; root, else skipped):
 # kbx slurm submit --shards 2 on the CPU gives the verdicts of one kbx eval (about a minute).
 test-slurm: build-test
-	KBX_PYTHON=$(PYTHON) bash tests/slurm/run_local_slurm.sh $(KBX)
+	$(TEST_ENV) bash tests/slurm/run_local_slurm.sh $(KBX)
 
 check-suite: build-test
-	KBX_PYTHON=$(PYTHON) $(KBX) suite check --device cpu
+	$(TEST_ENV) $(KBX) suite check --device cpu
 
 # The experts on the CPU; two reference workers, so that the GPU pipeline's chunks computed side by side
 # (sched::JobFeed) run here too.
 check-expert: build-test
-	KBX_PYTHON=$(PYTHON) $(KBX) eval --method expert --candidates solutions/expert --device cpu --jobs $(JOBS) \
+	$(TEST_ENV) $(KBX) eval --method expert --candidates solutions/expert --device cpu --jobs $(JOBS) \
 	  --reference-workers 2 --db $(BUILD)/ci-expert.db --fresh
 	$(KBX) results --db $(BUILD)/ci-expert.db
 	@! $(KBX) results --db $(BUILD)/ci-expert.db --format csv | tail -n +2 | grep -v ',passed,' \

@@ -30,9 +30,10 @@ fi
 # One eval for all the categories (the pipeline keeps the GPU busy across them); the tasks are
 # those with an expert file. EVAL_ARGS: more options for it (say --reference-workers 6).
 IFS=, read -ra cats <<< "$CATEGORIES"
-tasks=$(for cat in "${cats[@]}"; do
+# TASKS=Category/name,...: only these (their categories' tables then cover just them).
+tasks=${TASKS:-$(for cat in "${cats[@]}"; do
   for f in solutions/expert/"$cat"/*.py; do echo "$cat/$(basename "$f" .py)"; done
-done | paste -sd, -)
+done | paste -sd, -)}
 log "experts of $CATEGORIES ($(echo "$tasks" | tr , '\n' | wc -l) tasks), baselines $BASELINES"
 # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
 timeout --signal=KILL "${RUN_TIMEOUT:-900}" "$KBX" eval --method expert --candidates solutions/expert \

@@ -15,7 +15,9 @@ import statistics
 
 REF = re.compile(r"kbx: reference (\S+) (\S+) \((\w+)\): ([\d.]+) s (.*)")
 TIMELINE = re.compile(r"kbx: (\S+): timeline: (.*)")
-STEPS = ("slot_wait", "make", "save_in", "call", "save_ref", "shadow", "eager")
+STEPS = ("slot_wait", "make", "save_in", "call", "save_ref", "shadow", "eager", "compiled")
+# The parts of "eager" (the timer's own steps; logs from session 9 on)
+EAGER_PARTS = ("eager_estimate", "eager_batches", "eager_flush")
 
 
 def read(path):
@@ -54,6 +56,8 @@ def main():
     print(f"references: {len(ref)} tasks, slot held {ref_held:.1f} s "
           f"(median {statistics.median([c['held'] for c in ref.values()] or [0]):.2f} s per task)")
     print("  by step: " + ", ".join(f"{s} {sum(c[s] for c in ref.values()):.1f} s" for s in STEPS))
+    print("  of eager: " + ", ".join(f"{s[6:]} {sum(c[s] for c in ref.values()):.1f} s"
+                                     for s in EAGER_PARTS))
     print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s, "
           f"of which timed loops {sum(cand_timing.values()):.1f} s")
     per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}

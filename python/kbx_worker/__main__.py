@@ -27,6 +27,18 @@ def _hello(channel, request):
     channel.send("hello", **info)
 
 
+def preload_lazy_torch_modules():
+    """Imports what torch loads on first use of some everyday calls: torch.broadcast_shapes (and
+    much else) imports torch's symbolic shapes and sympy, 1.7 s of CPU the first time. Done at the
+    worker's start, that time is not spent inside a task's hold of the GPU's timing slot (on the
+    H200 it was: 2.4 s on the first full-size case of a reference worker's task). A test:
+    tests/python/test_gpu_slot.py."""
+    try:
+        import torch.fx.experimental.symbolic_shapes  # noqa: F401
+    except Exception:  # an older torch without it: nothing to preload
+        pass
+
+
 def _keep_probe_to_this_process():
     """The probe (loaded by CUDA into any process that starts CUDA with this environment) writes
     only from this process: a subprocess that starts CUDA (torch.compile's workers, say) stays
@@ -52,6 +64,8 @@ def main(argv=None):
     channel = Channel(opts.request_fd, opts.event_fd)
     request = channel.read_request()
     _hello(channel, request)
+    if request["mode"] in ("reference", "candidate") and "cuda" in str(request.get("device")):
+        preload_lazy_torch_modules()  # on a GPU only: the CPU has no timing slot
     if request["mode"] == "reference":
         from . import reference_mode
         reference_mode.run(request, channel)

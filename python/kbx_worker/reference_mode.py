@@ -151,6 +151,8 @@ def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0, files=Non
         ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
         ev["probe_ids"] = timer.last_ids if timer.probe.active else []
         lap("eager")
+        for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
+            phases["eager_" + step] = value
         if job.get("compile_baseline"):
             ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
             lap("compiled")

@@ -323,6 +323,7 @@ class CudaTimer:
         self.last_host_ms = []  # host time of each of the last run()'s calls (launch cost)
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
         self.hold_ms = FIRST_HOLD_MS
+        self.last_phases = {}  # seconds of the last run() per step: estimate, batches, flush
 
     def _measure_cycles_per_ms(self):
         sync_all = _ORIGINALS["torch.cuda.synchronize"]
@@ -401,7 +402,9 @@ class CudaTimer:
         # Next batch: hold long enough to queue it all, with a margin; never very long.
         self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, 2.0 * enqueue_ms))
         sync_all(self.device)
+        t_flush = clock()
         self.probe.flush()
+        self.last_phases["flush"] = self.last_phases.get("flush", 0.0) + clock() - t_flush
         self.last_ids += ids
         self.last_host_ms += host_ms
         return [elapsed(s, e) for s, e in zip(starts, ends)]
@@ -411,9 +414,12 @@ class CudaTimer:
         i-th timed call, outside its timed window (before the L2 scrub); after_each(i, result)
         right after it, outside it too (before the next call's before_each), with what the call
         returned. Both run inside the timer's own probe-tagged work."""
+        t_estimate = time.perf_counter()
+        self.last_phases = {}
         min_reps, batch = reps_for(self._estimate_ms(fn), self.min_reps, self.batch,
                                    self.budget_ms)
         t0 = time.perf_counter()
+        self.last_phases["estimate"] = t0 - t_estimate
         self.last_ids = []
         self.last_host_ms = []
         samples = []
@@ -424,4 +430,6 @@ class CudaTimer:
                 continue
             if converged(samples) or (time.perf_counter() - t0) * 1e3 >= self.budget_ms:
                 break
+        self.last_phases["batches"] = time.perf_counter() - t0
+        self.last_phases["samples"] = len(samples)
         return samples

@@ -91,6 +91,8 @@ def _send(sock, **msg):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="kbx_worker.zygote")
     p.add_argument("--socket-fd", type=int, required=True)
+    p.add_argument("--preload-lazy-torch", action="store_true",
+                   help="import what torch loads on first use (a GPU run: __main__.py says why)")
     opts = p.parse_args(argv)
     sock = socket.socket(fileno=opts.socket_fd)
     import numpy  # noqa: F401  (warm: the imports every worker needs)
@@ -101,6 +103,9 @@ def main(argv=None):
     except Exception:
         pass
     from . import candidate_mode, confine, judge_mode, reference_mode  # noqa: F401
+    if opts.preload_lazy_torch:
+        from .__main__ import preload_lazy_torch_modules
+        preload_lazy_torch_modules()
     children = set()
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)

@@ -330,7 +330,11 @@ int run_eval(const EvalOptions& options) {
   // as plain processes.
   const fs::path warm_home = env.work_dir / "trusted" / "warm-parent";
   fs::create_directories(warm_home);
-  WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", {"--socket-fd", "3"}),
+  // On a GPU the parent also imports what torch loads lazily (its first use would otherwise fall
+  // inside a candidate's hold of the timing slot); on the CPU there is no slot to keep it out of.
+  std::vector<std::string> warm_args{"--socket-fd", "3"};
+  if (o.device == "cuda") warm_args.push_back("--preload-lazy-torch");
+  WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
                    worker_environment(env, warm_home), warm_home);
   WorkerEnv cand_env = env;
   JobSettings st;

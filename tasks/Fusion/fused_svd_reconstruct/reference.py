@@ -63,12 +63,12 @@ def cases():
         Case("clustered_square", "small", _make(80, 80, 45, kind="clustered"), dist="clustered"),
         Case("clustered_wide", "small", _make(33, 128, 20, kind="clustered", scale=0.01),
              dist="clustered"),
-        Case("perf_square_3072", "full", _make(3072, 3072, 1536), dist="normal"),
+        # (no 3072x3072 case: 1.1 s per eager SVD on the H200, timed about 20 times per side)
         Case("perf_tall_8192x1024", "full", _make(8192, 1024, 512, kind="uniform"),
              dist="uniform"),
         Case("perf_wide_1024x8192", "full", _make(1024, 8192, 768, kind="clustered"),
              dist="clustered"),
-        Case("perf_square_2048", "full", _make(2048, 2048, 1500), dist="normal"),
+        Case("perf_square_1536", "full", _make(1536, 1536, 1100), dist="normal"),
     ]
 
 

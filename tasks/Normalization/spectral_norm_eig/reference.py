@@ -63,7 +63,8 @@ def cases():
         Case("symmetric_f32", "small", _one(_symmetric(5, 48, 48)), dist="symmetric"),
         Case("known_spectrum_f32", "small", _one(_known_spectrum(6, 24)), dist="symmetric"),
         Case("out_normal_f32_4d", "small", _with_out(lambda c: c.randn(2, 3, 20, 20)), dist="normal"),
-        Case("perf_f32_512x32x32", "full", _one(lambda c: c.randn(512, 32, 32)), dist="normal"),
+        # eig of a batch of 512 of 32x32 took 1.9 s per eager call on the H200: 64 of them here
+        Case("perf_f32_64x32x32", "full", _one(lambda c: c.randn(64, 32, 32)), dist="normal"),
         Case("perf_f32_64x96x96", "full", _one(lambda c: c.randn(64, 96, 96)), dist="normal"),
         Case("perf_f32_4x256x256", "full", _one(lambda c: c.randn(4, 256, 256)), dist="normal"),
         Case("perf_f32_symmetric_32x128x128", "full", _one(_symmetric(32, 128, 128)), dist="symmetric"),
