@@ -62,11 +62,11 @@ def cases():
         Case("outliers_b12_n10", "small", _make("outliers", (12,), 10), dist="outliers"),
         Case("normal_unbatched_n41", "small", _make("normal", (), 41), dist="normal"),
         Case("out_b2_n17", "small", _make("normal", (2,), 17, out=True), dist="normal"),
-        # Full cases are sized so that one eager call takes at most about 0.2 s on the H200: each is
+        # Full cases are sized so that one eager call takes at most about 0.1 s on the H200: each is
         # called about 20 times on each side when timed (docs/task-format.md, tiers)
         # (torch's batched LDL takes about 1.2 ms per matrix: 4096 of them took 5 s)
-        Case("perf_b128_n32", "full", _make("normal", (128,), 32), dist="normal"),
-        Case("perf_b64_n64", "full", _make("uniform", (64,), 64), dist="uniform"),
+        Case("perf_b32_n32", "full", _make("normal", (32,), 32), dist="normal"),
+        Case("perf_b16_n64", "full", _make("uniform", (16,), 64), dist="uniform"),
         Case("perf_n1024", "full", _make("normal", (), 1024), dist="normal"),
         Case("perf_n2048", "full", _make("normal", (), 2048), dist="normal"),
     ]

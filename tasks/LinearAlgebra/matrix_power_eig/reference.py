@@ -57,7 +57,7 @@ def cases():
         Case("out_b2_n25_k1p5", "small", _make("normal", (2,), 25, 1.5, out=True),
              dist="normal"),
         Case("perf_b4096_n32_k0p5", "full", _make("normal", (4096,), 32, 0.5), dist="normal"),
-        Case("perf_b1024_n64_k2", "full", _make("uniform", (1024,), 64, 2.0), dist="uniform"),
+        Case("perf_b64_n64_k2", "full", _make("uniform", (64,), 64, 2.0), dist="uniform"),
         Case("perf_n1024_k0p5", "full", _make("normal", (), 1024, 0.5), dist="normal"),
         Case("perf_n2048_k-0p5", "full", _make("normal", (), 2048, -0.5), dist="normal"),
     ]

@@ -85,10 +85,10 @@ def cases():
         Case("normal_unbatched_n45_complete", "small",
              _make("normal", (), 45, 45, mode="complete"), dist="normal"),
         Case("out_b2_n25", "small", _make("normal", (2,), 25, 25, out=True), dist="normal"),
-        # Full cases are sized so that one eager call takes at most about 0.2 s on the H200: each is
+        # Full cases are sized so that one eager call takes at most about 0.1 s on the H200: each is
         # called about 20 times on each side when timed (docs/task-format.md, tiers)
-        Case("perf_b1024_n32", "full", _make("normal", (1024,), 32, 32), dist="normal"),
-        Case("perf_b1024_n64", "full", _make("uniform", (1024,), 64, 64), dist="uniform"),
+        Case("perf_b256_n32", "full", _make("normal", (256,), 32, 32), dist="normal"),
+        Case("perf_b256_n64", "full", _make("uniform", (256,), 64, 64), dist="uniform"),
         Case("perf_n1024", "full", _make("normal", (), 1024, 1024), dist="normal"),
         Case("perf_m2048_n1024", "full", _make("normal", (), 2048, 1024), dist="normal"),
     ]

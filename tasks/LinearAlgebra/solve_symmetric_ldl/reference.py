@@ -72,12 +72,12 @@ def cases():
         Case("outliers_b10_n12_vector", "small", _make("outliers", (10,), 12, None),
              dist="outliers"),
         Case("out_n20_k2", "small", _make("normal", (), 20, 2, out=True), dist="normal"),
-        # Full cases are sized so that one eager call takes at most about 0.2 s on the H200: each is
+        # Full cases are sized so that one eager call takes at most about 0.1 s on the H200: each is
         # called about 20 times on each side when timed (docs/task-format.md, tiers)
         # (torch's batched LDL takes about 1.2 ms per matrix)
-        Case("perf_b128_n32_vector", "full", _make("normal", (128,), 32, None),
+        Case("perf_b32_n32_vector", "full", _make("normal", (32,), 32, None),
              dist="normal"),
-        Case("perf_b64_n64_k8", "full", _make("uniform", (64,), 64, 8), dist="uniform"),
+        Case("perf_b16_n64_k8", "full", _make("uniform", (16,), 64, 8), dist="uniform"),
         Case("perf_n1024_k64", "full", _make("normal", (), 1024, 64), dist="normal"),
         Case("perf_n2048_vector", "full", _make("normal", (), 2048, None), dist="normal"),
     ]

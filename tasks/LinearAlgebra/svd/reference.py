@@ -84,7 +84,7 @@ def cases():
         Case("jittered_unbatched_n30", "small", _make("jittered", (), 30, 30), dist="jittered"),
         Case("linear_b16_n8", "small", _make("linear", (16,), 8, 8), dist="linear"),
         Case("perf_b1024_n32", "full", _make("jittered", (1024,), 32, 32), dist="jittered"),
-        Case("perf_b256_n64", "full", _make("linear", (256,), 64, 64), dist="linear"),
+        Case("perf_b32_n64", "full", _make("linear", (32,), 64, 64), dist="linear"),
         Case("perf_n1024", "full", _make("jittered", (), 1024, 1024), dist="jittered"),
         Case("perf_m2048_n512_reduced", "full", _make("geometric", (), 2048, 512, False),
              dist="geometric"),
