@@ -18,14 +18,20 @@ REFERENCE = textwrap.dedent('''
 ''')
 
 
-def _run(tmp_path, reference_text):
+def _reference_and_job(tmp_path, reference_text, backend):
+    """A task folder holding reference_text, its Reference and a reference job for it."""
     task = tmp_path / "task"
     task.mkdir()
     (task / "reference.py").write_text(reference_text)
-    ref = reference_mode.Reference(str(task), "scale", label="compile_test")
+    ref = reference_mode.Reference(str(task), "scale", label=f"compile_test_{backend}")
     job = {"task": "T/scale", "seed": 1, "tiers": ["full"], "out_dir": str(tmp_path / "out"),
-           "compile_baseline": True, "compile_backend": "eager"}
+           "compile_baseline": True, "compile_backend": backend}
     (tmp_path / "out").mkdir()
+    return ref, job
+
+
+def _run(tmp_path, reference_text):
+    ref, job = _reference_and_job(tmp_path, reference_text, "eager")
     events = Events()
     timer = StandInTimer(reps=3, ms=0.5)
     reference_mode._run_case(ref, job, ref.cases[0], "cpu", events, timer)
@@ -69,13 +75,7 @@ def test_prewarm_compiles_before_the_slot_and_the_slot_only_hits_the_cache(tmp_p
     the same graphs again from Inductor's cache alone: hits, no misses."""
     from torch._dynamo.utils import counters
 
-    task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(TWO_SHAPES)
-    ref = reference_mode.Reference(str(task), "scale", label="prewarm_test")
-    job = {"task": "T/prewarm", "seed": 1, "tiers": ["full"], "out_dir": str(tmp_path / "out"),
-           "compile_baseline": True, "compile_backend": "inductor"}
-    (tmp_path / "out").mkdir()
+    ref, job = _reference_and_job(tmp_path, TWO_SHAPES, "inductor")
     counters.clear()
     reference_mode.prewarm_compiled(ref, job, ref.cases, "cpu")
     warm = dict(counters["inductor"])
