@@ -364,6 +364,7 @@ timing::ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, co
     p.problem = "the probe's stream is invalid: " + error;
   } else {
     p.ok = true;
+    p.truncated = o.probe_truncated;
     p.index.emplace(records);
   }
   return p;

@@ -30,6 +30,12 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                  error.c_str());
     return;
   }
+  if (o.probe_truncated) {
+    std::fprintf(stderr,
+                 "kbx: the reference worker's probe stream passed its cap (%zu MiB) and was cut: "
+                 "timed calls after the cut keep their CUDA-event times\n",
+                 sandbox::kMaxProbeBytes >> 20);
+  }
   const timing::CallRecords index(records);
   for (const auto& job : pending) {
     ReferenceCases& rc =

@@ -126,6 +126,15 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
 std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeData& p,
                                            const TimedCalls& timed, const std::string& track) {
   if (!p.ok || timed.probe_ids.empty()) return unusable_probe(cr, p, timed);
+  if (p.truncated) {  // untimed, not accused: an honest flood of launches is only slow
+    add_flag(cr.timing_flags, "probe_truncated");
+    cr.cand_event_samples = std::move(cr.cand_samples);
+    cr.cand_event_ms = cr.cand_ms;
+    cr.cand_samples.clear();
+    cr.cand_ms.reset();
+    cr.timing_source = "untimed";
+    return std::nullopt;
+  }
   const ProbeTimes t = analyze_calls(*p.index, timed.probe_ids, p.triton_functions, p.glue_is_work);
   cr.cand_event_samples = cr.cand_samples;
   cr.cand_event_ms = cr.cand_ms;
@@ -161,6 +170,10 @@ std::optional<double> same_clock_speedup(store::CaseResult& cr) {
   static const std::vector<double> none;
   const bool eager_by_probe = !cr.eager_event_samples.empty();
   const bool cand_by_probe = cr.timing_source == "probe";
+  // The probe saw no GPU work in any timed call (results from host memory, say): the CUDA
+  // events of such calls time nothing, and the floor (on the probe's time) could not check them.
+  if (cand_by_probe && cr.cand_samples.empty()) return std::nullopt;
+  if (cr.timing_source == "untimed") return std::nullopt;
   if (cand_by_probe && !eager_by_probe) add_flag(cr.timing_flags, "eager_not_probe_timed");
   return same_clock_speedup(eager_by_probe ? cr.eager_samples : none,
                             eager_by_probe ? cr.eager_event_samples : cr.eager_samples,

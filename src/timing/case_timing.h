@@ -16,10 +16,14 @@ namespace kbx::timing {
 
 /// A candidate worker's probe records, read once per job.
 struct ProbeData {
-  bool expected = false;                      ///< the worker ran under the probe
-  bool ok = false;                            ///< a valid stream with a header came back
-  std::string problem;                        ///< why not, when expected and not ok
-  bool harness_problem = false;               ///< the probe failed on its own: events time the job
+  bool expected = false;         ///< the worker ran under the probe
+  bool ok = false;               ///< a valid stream with a header came back
+  std::string problem;           ///< why not, when expected and not ok
+  bool harness_problem = false;  ///< the probe failed on its own: events time the job
+  /// The stream passed its size cap (sandbox::kMaxProbeBytes) and its end was dropped: calls
+  /// after the cut have no records, so no case of the job gets a time (a candidate that floods
+  /// the probe must not choose which of its cases are timed).
+  bool truncated = false;
   std::optional<CallRecords> index;           ///< the records by call, when ok
   std::vector<std::string> triton_functions;  ///< the candidate's @triton.jit names
   bool glue_is_work = false;  ///< the task's work is data movement: copies are library work

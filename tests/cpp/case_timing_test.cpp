@@ -224,5 +224,35 @@ TEST(CaseTiming, SpeedupsCompareOneClock) {
   EXPECT_EQ(cr.timing_flags, "");
 }
 
+TEST(CaseTiming, CallsTheProbeSawNoWorkInGetNoSpeedupFromTheirEvents) {
+  // Every timed call pushed its id, none has a GPU record (a result in host memory, say): the
+  // events time nothing the probe can check, so the case gets no speedup (not the events').
+  timing::ProbeData p;
+  p.expected = p.ok = true;
+  p.index.emplace(std::vector<Record>{marker(Kind::Push, 1, 1000), marker(Kind::Pop, 1, 2000),
+                                      marker(Kind::Push, 2, 3000), marker(Kind::Pop, 2, 4000)});
+  const timing::TimedCalls calls{{0.0001, 0.0001}, {0.01, 0.01}, {1, 2}};
+  auto cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, p, calls, "any"));
+  EXPECT_EQ(cr.timing_flags, "calls_without_gpu_work");
+  EXPECT_FALSE(cr.cand_ms);
+  EXPECT_FALSE(timing::same_clock_speedup(cr));
+}
+
+TEST(CaseTiming, ATruncatedProbeStreamLeavesTheCaseUntimedNotAccused) {
+  // A stream cut at its cap holds the first calls' records only: a candidate that floods it
+  // could choose which cases are timed. None is; the values' verdict stands.
+  auto p = own_kernel_probe();
+  p.truncated = true;
+  const timing::TimedCalls calls{{0.011, 0.012}, {0.001, 0.001}, {1, 2}};
+  auto cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, p, calls, "triton"));
+  EXPECT_EQ(cr.timing_flags, "probe_truncated");
+  EXPECT_EQ(cr.timing_source, "untimed");
+  EXPECT_FALSE(cr.cand_ms);
+  EXPECT_EQ(cr.cand_event_samples, (std::vector<double>{0.011, 0.012}));
+  EXPECT_FALSE(timing::same_clock_speedup(cr));
+}
+
 }  // namespace
 }  // namespace kbx
