@@ -183,8 +183,8 @@ def prewarm_compiled(ref, job, cases, device):
     again from Inductor's on-disk caches, so the graphs timed are those of an unwarmed run.
     Returns the seconds spent; a failure (memory included) leaves the compile to the slot."""
     t0 = time.perf_counter()
-    compiled = torch.compile(ref.entry, backend=job.get("compile_backend", "inductor"))
-    try:
+    try:  # torch.compile itself can refuse (a Python that Dynamo does not support, say)
+        compiled = torch.compile(ref.entry, backend=job.get("compile_backend", "inductor"))
         for case in cases:
             args, kwargs = case.make(Ctx(case_seed(job["seed"], job["task"], case.name), device))
             compiled(*args, **kwargs)

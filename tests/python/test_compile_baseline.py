@@ -88,3 +88,18 @@ def test_prewarm_compiles_before_the_slot_and_the_slot_only_hits_the_cache(tmp_p
     assert timed.get("fxgraph_cache_miss", 0) == 0, timed
     assert timed.get("fxgraph_cache_hit", 0) >= 1, timed
     assert all("compile_ms" in ev for ev in events.events if ev.get("case"))
+
+
+def test_a_prewarm_that_fails_leaves_the_compile_and_its_error_to_the_slot(tmp_path, monkeypatch):
+    # the prewarm swallows the failure (its time outside the slot is all it is for); the timed
+    # pass under the slot compiles again and reports the error in the case's event
+    ref, job = _reference_and_job(tmp_path, REFERENCE, "eager")
+
+    def refuse(fn, **kwargs):
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(reference_mode.torch, "compile", refuse)
+    assert reference_mode.prewarm_compiled(ref, job, ref.cases, "cpu") >= 0.0
+    events = Events()
+    reference_mode._run_case(ref, job, ref.cases[0], "cpu", events, StandInTimer(reps=3, ms=0.5))
+    assert events.events[-1]["compile_error"] == "RuntimeError: no compiler here"
