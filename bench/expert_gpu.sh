@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 18 on the GPU: the expert kernels of some categories with the eager and torch.compile
 # baselines, a calibration for roofline fractions, and docs/expert.md's tables from them.
-# torch.compile of each reference is slow the first time on a machine (it is cached per
-# machine, not across sessions), so give each call a few categories:
-#   OUT=/dir CATEGORIES=Activation,Reduce,Loss bash bench/expert_gpu.sh
+# torch.compile of each reference is compiled outside the GPU's timing slot, on the host's
+# cores, so the 84 tasks of part I take about 7 minutes on the H200 in one call
+# (EVAL_ARGS="--reference-workers 6" gives the compiles more workers):
+#   OUT=/dir [CATEGORIES=Activation,Reduce,Loss] [TASKS=Math/add,...] bash bench/expert_gpu.sh
 # BASELINES=eager skips torch.compile; START_DB=file goes on from an earlier call's database
 # (with SKIP_CALIBRATE=1 its calibration is used, and its compile baselines are not timed again).
 # Expects the kbx binary and probe library carried in .carry/ (bench/README.md), else build/.
