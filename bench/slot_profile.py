@@ -3,7 +3,8 @@
 
 Sums, per task, the reference worker's steps of its full-size cases (which hold the slot: make,
 save_*, call, shadow, eager timing; slot_wait is time spent waiting for it) and the candidate's
-timed loops and slot span (from the first event after its slot request to its exit), and prints
+timed loops, slot span (from the first event after its slot request to its exit) and the part of
+it after its `done` event (the process's teardown, slot still held), and prints
 the totals and the tasks that held the slot longest.
     python3 bench/slot_profile.py eval.log[.gz] [--top 12]
 """
@@ -32,7 +33,7 @@ def main():
     ap.add_argument("--top", type=int, default=12)
     args = ap.parse_args()
     ref = collections.defaultdict(collections.Counter)
-    cand_timing, cand_span = collections.Counter(), {}
+    cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     for line in read(args.log):
         m = REF.match(line)
         if m:
@@ -52,6 +53,9 @@ def main():
             exited = re.search(r"exited ([\d.]+)", text)
             if asked and asked[0] + 1 < len(events) and exited:
                 cand_span[task] = float(exited.group(1)) - events[asked[0] + 1][0]
+                done = [t for t, name in events if name == "done"]
+                if done:  # the slot is held until the process has exited
+                    cand_teardown[task] = float(exited.group(1)) - done[-1]
     ref_held = sum(c["held"] for c in ref.values())
     print(f"references: {len(ref)} tasks, slot held {ref_held:.1f} s "
           f"(median {statistics.median([c['held'] for c in ref.values()] or [0]):.2f} s per task)")
@@ -59,7 +63,8 @@ def main():
     print("  of eager: " + ", ".join(f"{s[6:]} {sum(c[s] for c in ref.values()):.1f} s"
                                      for s in EAGER_PARTS))
     print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s, "
-          f"of which timed loops {sum(cand_timing.values()):.1f} s")
+          f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "
+          f"process's exit {sum(cand_teardown.values()):.1f} s")
     per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}
     print(f"slot per task (reference + candidate): median "
           f"{statistics.median(per_task.values() or [0]):.2f} s, mean "
