@@ -32,7 +32,7 @@ def preload_lazy_torch_modules():
     much else) imports torch's symbolic shapes and sympy, 1.7 s of CPU the first time. Done at the
     worker's start, that time is not spent inside a task's hold of the GPU's timing slot (on the
     H200 it was: 2.4 s on the first full-size case of a reference worker's task). A test:
-    tests/python/test_gpu_slot.py."""
+    tests/python/test_preload.py."""
     try:
         import torch.fx.experimental.symbolic_shapes  # noqa: F401
     except Exception:  # an older torch without it: nothing to preload
