@@ -51,6 +51,19 @@ TEST(ProbeTiming, SpansBusyAndShare) {
   EXPECT_EQ(t.calls_without_work, 0u);
 }
 
+TEST(ProbeTiming, AReferencesSpansAreAllItsCallsOrNone) {
+  // A reference's eager samples from the probe replace its CUDA events only when every timed
+  // call has records; a stream cut after call 1 leaves call 2 without any.
+  const timing::CallRecords both(two_calls());
+  const auto spans = timing::spans_of_every_call(both, {1, 2});
+  ASSERT_TRUE(spans);
+  EXPECT_EQ(spans->size(), 2u);
+  auto cut = two_calls();
+  cut.resize(4);  // call 1's push, kernels and pop
+  EXPECT_FALSE(timing::spans_of_every_call(timing::CallRecords(cut), {1, 2}));
+  EXPECT_TRUE(timing::spans_of_every_call(timing::CallRecords(cut), {1}));
+}
+
 TEST(ProbeTiming, LibraryKernelsLowerTheShare) {
   std::vector<Record> recs = {marker(Kind::Push, 7, 0),
                               kernel("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NTN", 7, 10, 1010),
