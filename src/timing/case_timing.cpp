@@ -172,8 +172,8 @@ std::optional<double> same_clock_speedup(store::CaseResult& cr) {
   const bool cand_by_probe = cr.timing_source == "probe";
   // The probe saw no GPU work in any timed call (results from host memory, say): the CUDA
   // events of such calls time nothing, and the floor (on the probe's time) could not check them.
+  // (An untimed case, `probe_truncated`, has no candidate samples on either clock: no speedup.)
   if (cand_by_probe && cr.cand_samples.empty()) return std::nullopt;
-  if (cr.timing_source == "untimed") return std::nullopt;
   if (cand_by_probe && !eager_by_probe) add_flag(cr.timing_flags, "eager_not_probe_timed");
   return same_clock_speedup(eager_by_probe ? cr.eager_samples : none,
                             eager_by_probe ? cr.eager_event_samples : cr.eager_samples,

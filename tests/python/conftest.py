@@ -33,7 +33,7 @@ def kbx():
     return run
 
 
-# Under pytest-xdist (make test-python: `-n 2 --dist loadgroup`) each test is a unit of work of
+# Under pytest-xdist (make test-python: `-n $(PYTEST_WORKERS) --dist loadgroup`) each test is a unit of work of
 # its own, except the tests of a module in GROUPED: a module-scoped fixture of theirs does the
 # work, so they stay on one worker and it runs once. xdist's own loadgroup keys its groups on a
 # suffix of the node id that pytest 9 no longer shows it (every xdist_group was ignored, and
