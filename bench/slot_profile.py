@@ -5,8 +5,11 @@ Sums, per task, the reference worker's steps of its full-size cases (which hold 
 save_*, call, shadow, eager timing; slot_wait is time spent waiting for it) and the candidate's
 timed loops, slot span (from the first event after its slot request to its exit) and the part of
 it after its `done` event (the process's teardown, slot still held), and prints
-the totals and the tasks that held the slot longest.
-    python3 bench/slot_profile.py eval.log[.gz] [--top 12]
+the totals and the tasks that held the slot longest. With --trace (the file KBX_SLOT_TRACE named
+during the run: every acquire and release of the slot), also how busy the slot was: held
+seconds over the span from its first acquire to its last release, the idle gaps by size, and
+the holders that came after the longest ones.
+    python3 bench/slot_profile.py eval.log[.gz] [--top 12] [--trace slot-trace.txt]
 """
 import argparse
 import collections
@@ -27,11 +30,52 @@ def read(path):
         return f.read().splitlines()
 
 
+def read_trace(path):
+    """[(acquire_s, release_s, holder)] per slot lock file, in time order."""
+    held, open_at = collections.defaultdict(list), {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split(maxsplit=3)
+            if len(parts) < 4:
+                continue
+            t, what, lock, holder = float(parts[0]), parts[1], parts[2], parts[3].strip()
+            if what == "acquire":
+                open_at[lock] = (t, holder)
+            elif what == "release" and lock in open_at:
+                start, who = open_at.pop(lock)
+                held[lock].append((start, t, who))
+    return {lock: sorted(spans) for lock, spans in held.items()}
+
+
+def print_trace(path, top):
+    for lock, spans in read_trace(path).items():
+        if not spans:
+            continue
+        first, last = spans[0][0], spans[-1][1]
+        busy = sum(end - start for start, end, _ in spans)
+        gaps = [(spans[i + 1][0] - spans[i][1], spans[i][1] - first, spans[i + 1][2])
+                for i in range(len(spans) - 1)]
+        idle = sum(g for g, _, _ in gaps)
+        print(f"slot {lock}: {len(spans)} holds over {last - first:.1f} s, held {busy:.1f} s "
+              f"({100 * busy / max(last - first, 1e-9):.0f}%), idle {idle:.1f} s")
+        bins = [(0.01, "<10 ms"), (0.1, "10-100 ms"), (1.0, "0.1-1 s"), (float("inf"), ">1 s")]
+        lo = 0.0
+        for hi, name in bins:
+            part = [g for g, _, _ in gaps if lo <= g < hi]
+            print(f"  gaps {name:>9}: {len(part):4d}, {sum(part):6.1f} s")
+            lo = hi
+        for g, at, who in sorted(gaps, reverse=True)[:top]:
+            print(f"  idle {g:6.2f} s at +{at:6.1f} s, then {who}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--trace", help="the slot trace of the run (KBX_SLOT_TRACE)")
     args = ap.parse_args()
+    if args.trace:
+        print_trace(args.trace, args.top)
     ref = collections.defaultdict(collections.Counter)
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     for line in read(args.log):

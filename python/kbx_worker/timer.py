@@ -23,6 +23,11 @@ FIRST_HOLD_MS, MIN_HOLD_MS, MAX_HOLD_MS = 5.0, 0.5, 50.0
 # (four) to come up. A 300 ms eigendecomposition took 10 calls plus 3 of warm-up per case, most
 # of the GPU's timing slot in a run of the whole suite on the H200.
 SLOW_MIN_REPS = 6
+# The warm-up before a case's timed calls: at least 2 calls and this long (caches, clocks,
+# autotuning, and the estimate that sizes the batches). The timing slot keeps the GPU busy from
+# one holder to the next, so its clocks are already up: 10 ms (25 ms until session 10; at 4 full
+# cases a task and two sides, 25 ms was 0.2 s of the slot per task, a fifth of it).
+WARMUP_MS = 10.0
 
 # The timing functions as they were before any candidate code ran: the timer calls these, and
 # tampered() names any that a candidate replaced.
@@ -307,7 +312,7 @@ class ProbeMarks:
 class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
-    def __init__(self, device, warmup_ms=25.0, budget_ms=500.0, min_reps=10, max_reps=2000,
+    def __init__(self, device, warmup_ms=WARMUP_MS, budget_ms=500.0, min_reps=10, max_reps=2000,
                  batch=10):
         self.device = device
         self.warmup_ms = warmup_ms

@@ -481,7 +481,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   // On the GPU, full-size cases and timed loops wait for the GPU's timing slot (issue 14).
   std::optional<GpuSlot> slot;
   if (env.device == "cuda") {
-    slot.emplace(worker_gpu(env));
+    slot.emplace(worker_gpu(env), "candidate " + task.id());
     request["gpu_slot"] = true;
   }
   const double t_spawn = monotonic_seconds();

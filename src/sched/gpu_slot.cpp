@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/util.h"
 
 namespace fs = std::filesystem;
 
@@ -31,8 +32,26 @@ std::string slot_key(const std::string& visible_devices) {
   return key.empty() ? "0" : key;
 }
 
-GpuSlot::GpuSlot(const std::string& visible_devices)
-    : path_(slot_dir() / ("gpu-" + slot_key(visible_devices) + ".lock")) {}
+fs::path slot_trace_path() {
+  const char* env = std::getenv("KBX_SLOT_TRACE");
+  return env ? fs::path(env) : fs::path();
+}
+
+GpuSlot::GpuSlot(const std::string& visible_devices, std::string holder)
+    : path_(slot_dir() / ("gpu-" + slot_key(visible_devices) + ".lock")),
+      holder_(std::move(holder)),
+      trace_path_(slot_trace_path()) {}
+
+void GpuSlot::trace(const char* what) const {
+  if (trace_path_.empty()) return;
+  // One write per line on an O_APPEND file: lines of concurrent holders do not interleave.
+  const std::string line = fmt::format("{:.6f} {} {} {}\n", monotonic_seconds(), what,
+                                       path_.filename().string(), holder_.empty() ? "-" : holder_);
+  const int fd = open(trace_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // a trace is a debugging aid: never a reason to fail a job
+  [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
+  close(fd);
+}
 
 GpuSlot::~GpuSlot() {
   release();
@@ -63,6 +82,7 @@ bool GpuSlot::lock(bool wait) {
     throw Error(fmt::format("GPU timing slot {}: {}", path_.string(), std::strerror(errno)));
   }
   held_ = true;
+  trace("acquire");
   return true;
 }
 
@@ -76,6 +96,7 @@ void GpuSlot::acquire() {
 
 void GpuSlot::release() {
   if (!held_) return;
+  trace("release");
   flock(fd_, LOCK_UN);
   held_ = false;
 }

@@ -12,8 +12,9 @@ namespace kbx::sched {
 /// calibration takes it whole.
 class GpuSlot : public sandbox::ExclusiveSlot {
  public:
-  /// The slot of the GPU that CUDA_VISIBLE_DEVICES (as given, or its first entry) names.
-  explicit GpuSlot(const std::string& visible_devices);
+  /// The slot of the GPU that CUDA_VISIBLE_DEVICES (as given, or its first entry) names. The
+  /// holder's label names it in the slot trace ($KBX_SLOT_TRACE, see slot_trace_path).
+  explicit GpuSlot(const std::string& visible_devices, std::string holder = {});
   ~GpuSlot() override;
   GpuSlot(const GpuSlot&) = delete;
   GpuSlot& operator=(const GpuSlot&) = delete;
@@ -27,13 +28,21 @@ class GpuSlot : public sandbox::ExclusiveSlot {
 
  private:
   bool lock(bool wait);
+  void trace(const char* what) const;
   std::filesystem::path path_;
+  std::string holder_;
+  std::filesystem::path trace_path_;
   int fd_ = -1;
   bool held_ = false;
 };
 
 /// Where the slots' lock files live: $KBX_SLOT_DIR, else /tmp/kbx-gpu-slots.
 std::filesystem::path slot_dir();
+
+/// Where every acquire and release of a slot is appended as a line "<monotonic seconds>
+/// <acquire|release> <lock file name> <holder>" ($KBX_SLOT_TRACE; empty: no trace). For
+/// bench/slot_profile.py: how busy the slot was and when it sat idle.
+std::filesystem::path slot_trace_path();
 
 /// The GPU a worker with this CUDA_VISIBLE_DEVICES value runs on, as a lock file name part:
 /// its first entry ("0" when unset or empty).

@@ -162,7 +162,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   // timing slot, as a candidate's timed loops do; the edge and small cases run beside other jobs
   // (the worker asks for the slot per task and hands it back after).
   std::optional<GpuSlot> slot;
-  if (env.device == "cuda") slot.emplace(worker_gpu(env));
+  if (env.device == "cuda") slot.emplace(worker_gpu(env), "references " + jobs.front().task->id());
   sandbox::Outcome o = run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr);
   const bool finished = !first_event(o, "done").is_null();
   if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "sandbox/process.h"
@@ -81,6 +83,33 @@ bool slot_free_while_it_runs(bool handback) {
   worker.join();
   EXPECT_EQ(o.events.size(), 3u) << o.stderr_kept;
   return got;
+}
+
+TEST_F(GpuSlotTest, TraceHasEveryAcquireAndReleaseWithItsHolder) {
+  const fs::path trace = dir_ / "trace.txt";
+  fs::create_directories(dir_);
+  ::setenv("KBX_SLOT_TRACE", trace.c_str(), 1);
+  {
+    sched::GpuSlot a("0", "candidate Cat/a"), b("0", "references Cat/b");
+    ASSERT_TRUE(a.try_acquire());
+    EXPECT_FALSE(b.try_acquire());  // a refused attempt is not traced
+    a.release();
+    b.acquire();
+    b.release();
+  }
+  ::unsetenv("KBX_SLOT_TRACE");
+  std::ifstream in(trace);
+  std::vector<std::string> words;
+  double last = 0;
+  for (std::string t, what, file, kind, task; in >> t >> what >> file >> kind >> task;) {
+    EXPECT_GE(std::stod(t), last);
+    last = std::stod(t);
+    EXPECT_EQ(file, "gpu-0.lock");
+    words.push_back(what + " " + kind + " " + task);
+  }
+  EXPECT_EQ(words,
+            (std::vector<std::string>{"acquire candidate Cat/a", "release candidate Cat/a",
+                                      "acquire references Cat/b", "release references Cat/b"}));
 }
 
 TEST_F(GpuSlotTest, ATrustedWorkerHandsTheSlotBack) {
