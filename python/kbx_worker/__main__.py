@@ -82,10 +82,27 @@ def main(argv=None):
         calibrate_mode.run(request, channel)
     else:
         raise SystemExit(f"unknown mode {request['mode']!r}")
-    channel.send("done")
+    if request["mode"] == "candidate":
+        _settle_gpu()
+    # Output first: a candidate on the GPU is killed as soon as kbx reads "done" (its timing
+    # slot goes to the next job then, not after its teardown).
     sys.stdout.flush()
     sys.stderr.flush()
+    channel.send("done")
     return 0
+
+
+def _settle_gpu():
+    """The GPU work of this process finished and its probe records written, before "done"."""
+    import torch
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return
+    from .timer import _ORIGINALS, ProbeMarks
+    try:
+        _ORIGINALS["torch.cuda.synchronize"]()
+    except RuntimeError as e:  # a sticky CUDA error of the candidate's: its cases say so
+        print(f"kbx_worker: synchronizing before done: {e}", file=sys.stderr)
+    ProbeMarks().flush()
 
 
 if __name__ == "__main__":

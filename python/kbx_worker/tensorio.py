@@ -90,11 +90,11 @@ def _bytes_view(t):
     return t.contiguous().reshape(-1).view(torch.uint8)
 
 
-def _write_staged(f, t):
+def _write_staged(f, t, buf=None):
     flat = _bytes_view(t)
-    for pos in range(0, flat.numel(), _Staging.CHUNK):
-        n = min(_Staging.CHUNK, flat.numel() - pos)
-        buf = _Staging.buffers()[0]
+    buf = _Staging.buffers()[0] if buf is None else buf
+    for pos in range(0, flat.numel(), buf.numel()):
+        n = min(buf.numel(), flat.numel() - pos)
         buf[:n].copy_(flat[pos:pos + n])  # synchronous device-to-host into pinned memory
         f.write(memoryview(buf.numpy())[:n])
 
@@ -118,8 +118,14 @@ def _read_staged(f, path, name, shape, dtype, nbytes, device):
     return out
 
 
-def write_kbt(path, tensors):
-    """Write an ordered mapping name -> torch.Tensor to path."""
+def pinned_buffer():
+    """A pinned host buffer of its own for write_kbt (one per thread that writes at once)."""
+    return torch.empty(_Staging.CHUNK, dtype=torch.uint8, pin_memory=True)
+
+
+def write_kbt(path, tensors, staging=None):
+    """Write an ordered mapping name -> torch.Tensor to path. staging: the pinned buffer that GPU
+    tensors go through (from pinned_buffer()); None: the module's own, for one thread at a time."""
     with open(path, "wb") as f:
         f.write(MAGIC)
         f.write(struct.pack("<I", len(tensors)))
@@ -136,7 +142,7 @@ def write_kbt(path, tensors):
                 f.write(struct.pack("<q", s))
             f.write(struct.pack("<Q", nbytes))
             if staged:
-                _write_staged(f, t)
+                _write_staged(f, t, staging)
             elif arr.nbytes:
                 f.write(memoryview(arr.reshape(-1)).cast("B"))
 

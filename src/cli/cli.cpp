@@ -380,8 +380,8 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "the reference cache's size cap, oldest entries removed first (default 16384)");
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
-                   "the candidates of earlier chunks run (default: on cuda half of --jobs, at "
-                   "most 3; on cpu 1)")
+                   "the candidates of earlier chunks run (default: on cuda half of --jobs plus "
+                   "two, at most 6, 1 with --jobs 1; on cpu 1)")
       ->check(CLI::Range(1, 16));
   eval->add_option("--jobs", ev.jobs,
                    "candidates evaluated at once (default: on cuda half the cores, at most 8 and "

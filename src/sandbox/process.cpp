@@ -242,6 +242,14 @@ void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double 
   }
 }
 
+/// Whether a "done" event is among those from `scanned` on (which moves past them).
+bool said_done(const Outcome& out, size_t& scanned) {
+  for (; scanned < out.events.size(); ++scanned) {
+    if (out.events[scanned].value("ev", "") == "done") return true;
+  }
+  return false;
+}
+
 /// Gives the slot to a worker that asked for it once it is free: "go" on its request pipe.
 /// Returns the seconds it waited when it was granted now (added to its time limit), else 0.
 double grant_slot(ExclusiveSlot& slot, SlotState& st, Outcome& out, int request_fd, double t0) {
@@ -304,7 +312,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   int open_fds[5] = {ev.read, sout.read, serr.read, probe ? probe->read : -1,
                      init ? init->read : -1};
   std::string init_text;
-  bool exited = false, timed_out = false;
+  bool exited = false, timed_out = false, killed_at_done = false;
+  size_t done_scan = 0;
   int status = 0;
   char buf[65536];
   while (true) {
@@ -375,6 +384,11 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
         if (s.slot) note_slot_events(s, out, slot_state, t0);
+        if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
+          kill_worker(pid, out.init_pid);
+          killed_at_done = true;
+          if (slot_state.held) s.slot->release(), slot_state.held = false;
+        }
       } else if (probe && p.fd == probe->read) {
         const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
         const size_t keep = std::min(room, static_cast<size_t>(n));
@@ -403,6 +417,9 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   out.stderr_bytes = cap_err.total;
   if (timed_out) {
     out.end = Outcome::End::TimedOut;
+  } else if (killed_at_done && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    out.end = Outcome::End::Exited;  // our kill at its "done", not its own end
+    out.exit_code = 0;
   } else if (WIFSIGNALED(status)) {
     out.end = Outcome::End::Signaled;
     out.signal = WTERMSIG(status);

@@ -51,6 +51,11 @@ struct Spawn {
   /// A trusted worker (the references) may hand the slot back with a "slot_done" event and ask
   /// for it again later; a candidate's is released only once its processes are dead.
   bool slot_handback = false;
+  /// The worker's "done" ends it: its processes are killed at once and the slot released then,
+  /// not after its teardown (the worker synchronised the GPU and flushed its probe records before
+  /// saying done); an exit by that kill counts as exit 0. A worker that says done early is cut
+  /// off, like one that exits.
+  bool end_at_done = false;
 };
 
 /// The descriptor on which a confined child reports its namespace init's pid.

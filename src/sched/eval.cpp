@@ -222,7 +222,8 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
 }
 
 int reference_workers(const std::string& device, int lanes) {
-  return device == "cuda" ? std::clamp(lanes / 2, 1, 3) : 1;
+  if (device != "cuda" || lanes <= 1) return 1;
+  return std::min(6, lanes / 2 + 2);
 }
 
 int default_jobs(const std::string& device, unsigned cores) {
@@ -375,12 +376,16 @@ int run_eval(const EvalOptions& options) {
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
   // candidates of the chunks before it; a task's files go when its last job ends, and at most
   // kChunksAhead chunks of tasks have files on disk besides the one being computed.
+  // The first chunk is one task: the lanes and the other reference workers wait for it (its
+  // worker's hello), and on the H200 a task's references take 1-10 s (their files).
   const size_t chunk = o.device == "cuda" ? 4 : 16;
   constexpr size_t kChunksAhead = 2;
   std::vector<std::vector<ReferenceJob>> chunks;
-  for (size_t first = 0; first < task_order.size(); first += chunk) {
+  for (size_t first = 0; first < task_order.size();) {
+    const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;
     auto& ref_jobs = chunks.emplace_back();
-    for (size_t k = first; k < std::min(task_order.size(), first + chunk); ++k) {
+    const size_t end = std::min(task_order.size(), first + size);
+    for (size_t k = first; k < end; ++k, ++first) {
       const suite::Task* t = task_of.at(task_order[k]);
       ref_jobs.push_back({t,
                           run->seed,

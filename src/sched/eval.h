@@ -53,9 +53,11 @@ inline constexpr int kExitBusy = 4;
 /// overlap imports, compiles and small cases), on the CPU every core.
 int default_jobs(const std::string& device, unsigned cores);
 
-/// Reference workers at once (each a chunk of tasks): on the GPU up to three, half the lanes,
-/// whose full-size work takes turns on the GPU's timing slot while their small cases, imports
-/// and file writes overlap; on the CPU one (the lanes have the cores).
+/// Reference workers at once (each a chunk of tasks): on the GPU half the lanes and two more, up
+/// to six (one with a single lane), whose full-size work takes turns on the GPU's timing slot
+/// while their small cases, imports and file writes overlap (on the H200 writing a task's files
+/// took 90% of a reference worker's time, three workers were the pipeline's bottleneck); on the
+/// CPU one (the lanes have the cores).
 int reference_workers(const std::string& device, int lanes);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept

@@ -131,6 +131,35 @@ TEST_F(GpuSlotTest, OneHolderAtATime) {
   EXPECT_EQ(a.lock_path().parent_path(), dir_);
 }
 
+/// A slot holder that says "done" and then takes 2 s more to end (a CUDA context's teardown).
+sandbox::Outcome done_then_slow_exit(sched::GpuSlot& slot, bool end_at_done, double* seconds) {
+  sandbox::Spawn s = slot_worker(&slot);
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo '{\"ev\":\"done\"}' >&4; sleep 2; echo '{\"ev\":\"late\"}' >&4"};
+  s.end_at_done = end_at_done;
+  const auto t0 = std::chrono::steady_clock::now();
+  sandbox::Outcome o = sandbox::run(s);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return o;
+}
+
+TEST_F(GpuSlotTest, AJobThatEndsAtDoneIsKilledThenAndCountsAsExitZero) {
+  sched::GpuSlot slot("0");
+  double seconds = 0;
+  const sandbox::Outcome o = done_then_slow_exit(slot, true, &seconds);
+  EXPECT_LT(seconds, 1.5);
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
+  EXPECT_EQ(o.exit_code, 0);
+  ASSERT_EQ(o.events.size(), 2u);  // nothing after its done
+  EXPECT_EQ(o.events.back()["ev"], "done");
+  EXPECT_FALSE(slot.held());
+  // Without it, the job holds the slot until its process is gone.
+  const sandbox::Outcome slow = done_then_slow_exit(slot, false, &seconds);
+  EXPECT_GE(seconds, 2.0);
+  EXPECT_EQ(slow.events.size(), 3u);
+}
+
 TEST_F(GpuSlotTest, KeyIsTheFirstVisibleDevice) {
   EXPECT_EQ(sched::slot_key(""), "0");
   EXPECT_EQ(sched::slot_key("2,3"), "2");
@@ -202,8 +231,10 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
 }
 
 TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
-  EXPECT_EQ(sched::reference_workers("cuda", 8), 3);
-  EXPECT_EQ(sched::reference_workers("cuda", 4), 2);
+  EXPECT_EQ(sched::reference_workers("cuda", 8), 6);
+  EXPECT_EQ(sched::reference_workers("cuda", 16), 6);
+  EXPECT_EQ(sched::reference_workers("cuda", 4), 4);
+  EXPECT_EQ(sched::reference_workers("cuda", 2), 3);
   EXPECT_EQ(sched::reference_workers("cuda", 1), 1);
   EXPECT_EQ(sched::reference_workers("cpu", 16), 1);
 }

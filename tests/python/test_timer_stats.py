@@ -1,6 +1,7 @@
 """The timer's stopping rule: repetitions stop once the median's 95% interval is tight."""
 
-from kbx_worker.timer import SLOW_MIN_REPS, converged, median_interval, reps_for
+from kbx_worker.timer import (SLOW_MIN_REPS, another_batch_fits, converged, median_interval,
+                              reps_for)
 
 
 def test_median_interval_matches_the_order_statistics():
@@ -26,3 +27,13 @@ def test_slow_calls_get_fewer_reps_but_enough_for_the_interval_and_the_variants(
     assert SLOW_MIN_REPS >= 6  # median_interval needs 6; a candidate's case has 4 variants
     assert median_interval([1.0] * SLOW_MIN_REPS) is not None
     assert reps_for(0.0, 10, 10, 500.0) == (10, 10)  # no estimate: as configured
+
+
+def test_a_batch_that_would_overrun_the_budget_is_not_started():
+    # ten 48 ms calls ended just under the 500 ms budget: ten more would end near 960 ms
+    assert not another_batch_fits(480.0, 10, 10, 500.0)
+    # fast calls far from the budget go on
+    assert another_batch_fits(20.0, 10, 10, 500.0)
+    assert another_batch_fits(250.0, 10, 10, 500.0)  # ends at 500 ms exactly
+    assert not another_batch_fits(251.0, 10, 10, 500.0)
+    assert not another_batch_fits(600.0, 0, 10, 500.0)  # nothing timed and the budget spent
