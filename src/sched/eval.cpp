@@ -377,9 +377,11 @@ int run_eval(const EvalOptions& options) {
   // candidates of the chunks before it; a task's files go when its last job ends, and at most
   // kChunksAhead chunks of tasks have files on disk besides the one being computed.
   // The first chunk is one task: the lanes and the other reference workers wait for it (its
-  // worker's hello), and on the H200 a task's references take 1-10 s (their files).
-  const size_t chunk = o.device == "cuda" ? 4 : 16;
-  constexpr size_t kChunksAhead = 2;
+  // worker's hello), and on the H200 a task's references take 1-10 s (their files). On the GPU
+  // chunks of two, four ahead: with six reference workers, at most 20 tasks have files, as with
+  // three workers and chunks of four (files of the Activation tasks are 4-8 GB each: tmpfs).
+  const size_t chunk = o.device == "cuda" ? 2 : 16;
+  const size_t kChunksAhead = o.device == "cuda" ? 4 : 2;
   std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size();) {
     const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;

@@ -160,6 +160,19 @@ TEST_F(GpuSlotTest, AJobThatEndsAtDoneIsKilledThenAndCountsAsExitZero) {
   EXPECT_EQ(slow.events.size(), 3u);
 }
 
+TEST_F(GpuSlotTest, TheHolderRunsAtAHigherPriorityWhereKbxMaySetIt) {
+  sched::GpuSlot slot("0");
+  sandbox::Spawn s = slot_worker(&slot);
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"nice\\\":$(nice)}\" >&4; "
+            "echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"nice\\\":$(nice)}\" >&4"};
+  const sandbox::Outcome o = sandbox::run(s);
+  ASSERT_EQ(o.events.size(), 3u) << o.stderr_kept;
+  // Raising a priority needs CAP_SYS_NICE: root (CI, the GPU machines) has it.
+  EXPECT_EQ(o.events[2]["nice"], ::geteuid() == 0 ? -10 : o.events[0]["nice"].get<int>());
+}
+
 TEST_F(GpuSlotTest, KeyIsTheFirstVisibleDevice) {
   EXPECT_EQ(sched::slot_key(""), "0");
   EXPECT_EQ(sched::slot_key("2,3"), "2");
