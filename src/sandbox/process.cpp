@@ -227,8 +227,6 @@ struct SlotState {
   bool held = false;
 };
 
-/// Notes the worker's "slot_wanted" among the events that came since the last call, and, where
-/// the spawn allows it, its "slot_done": the slot is released and may be asked for again.
 /// The slot holder's main thread (which launches its GPU work) runs at this nice value while it
 /// holds the slot: a host-bound call (a sync inside, as masked_select's) is timed on the GPU's
 /// clock from its first kernel to its last, so a holder kept off a core by other jobs' compiles
@@ -240,6 +238,8 @@ void set_slot_priority(pid_t worker, bool holding) {
   if (worker > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(worker), holding ? kSlotNice : 0);
 }
 
+/// Notes the worker's "slot_wanted" among the events that came since the last call, and, where
+/// the spawn allows it, its "slot_done": the slot is released and may be asked for again.
 void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double t0, pid_t worker) {
   for (; st.events_seen < out.events.size(); ++st.events_seen) {
     const std::string ev = out.events[st.events_seen].value("ev", "");
