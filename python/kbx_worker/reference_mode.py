@@ -86,15 +86,11 @@ class _TaskFiles:
             for path, named in pending:
                 tensorio.write_kbt(path, named)
             return
+        if torch.cuda.is_available() and not self._buffers:
+            self._buffers.extend(tensorio.pinned_buffer() for _ in range(self.WRITERS))
         free = queue.SimpleQueue()  # staging buffers; CPU tensors need none
-        if torch.cuda.is_available():
-            if not self._buffers:
-                self._buffers.extend(tensorio.pinned_buffer() for _ in range(self.WRITERS))
-            for buf in self._buffers:
-                free.put(buf)
-        else:
-            for _ in range(self.WRITERS):
-                free.put(None)
+        for buf in self._buffers if torch.cuda.is_available() else [None] * self.WRITERS:
+            free.put(buf)
 
         def write(item):
             buf = free.get()

@@ -64,8 +64,7 @@ class _Staging:
     @classmethod
     def buffers(cls):
         if cls._buffers is None:
-            cls._buffers = [torch.empty(cls.CHUNK, dtype=torch.uint8, pin_memory=True)
-                            for _ in range(2)]
+            cls._buffers = [pinned_buffer() for _ in range(2)]
         return cls._buffers
 
 

@@ -330,6 +330,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   size_t done_scan = 0;
   int status = 0;
   char buf[65536];
+  // The process that runs the worker's code: its namespace's init when confined.
+  const auto worker_pid = [&] { return out.init_pid > 0 ? out.init_pid : pid; };
   while (true) {
     if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
@@ -337,8 +339,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
     }
     if (s.slot && !exited && request_fd >= 0) {
-      s.limits.wall_seconds += grant_slot(*s.slot, slot_state, out, request_fd, t0,
-                                          out.init_pid > 0 ? out.init_pid : pid);
+      s.limits.wall_seconds += grant_slot(*s.slot, slot_state, out, request_fd, t0, worker_pid());
     }
     const double elapsed = monotonic_seconds() - t0;
     const double waiting = slot_state.wanted_at >= 0 && !slot_state.held
@@ -398,7 +399,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
-        if (s.slot) note_slot_events(s, out, slot_state, t0, out.init_pid > 0 ? out.init_pid : pid);
+        if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid());
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
           kill_worker(pid, out.init_pid);
           killed_at_done = true;
