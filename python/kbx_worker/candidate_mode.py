@@ -397,7 +397,8 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  probe_ids=timer.last_ids if timer.probe.active else [],
                  tampered=tampered() + (list(l2.found) if l2 is not None else []),
                  host_ms=timer.last_host_ms, variants=schedule if variants else [],
-                 judged_variant=1 if variants else None)
+                 judged_variant=1 if variants else None,
+                 quiet=bool(getattr(timer, "last_quiet", False)))
     if twin is None:
         return True
     if variants is None or "result" not in judged:
@@ -484,6 +485,8 @@ def run(request, channel):
     if will_time and timed:
         slot.take()
         timer = CudaTimer(device, **request.get("timer", {}))
+        if slot.wanted:
+            timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
         for case, args, kwargs, tensors in timed:
             if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
                               inputs, counter, device, channel,

@@ -49,6 +49,16 @@ class Channel:
         if self._in.readline().strip() != "go":
             raise SystemExit(3)
 
+    def ask_quiet(self):
+        """Asks the supervisor, while this job holds the GPU's timing slot, to freeze every other
+        job on the host (a host-bound call is about to be timed). True when it did ("quiet"),
+        False when it refused ("loud") or closed the pipe."""
+        self.send("quiet_wanted")
+        return self._in.readline().strip() == "quiet"
+
+    def end_quiet(self):
+        self.send("quiet_done")
+
     def send(self, ev, **fields):
         fields["ev"] = ev
         self._out.write(_to_json(fields) + "\n")

@@ -12,6 +12,7 @@ import os
 import random
 import statistics
 import time
+import warnings
 
 import torch
 
@@ -318,6 +319,21 @@ class ProbeMarks:
             self.lib.kbx_probe_flush()
 
 
+def _calls_synchronising(fn):
+    """Calls fn once; returns whether it waited for the GPU on the host inside (a device-to-host
+    copy, .item(), nonzero, masked_select, a synchronize, a linear-algebra info check): torch's
+    sync debug mode warns at each such wait."""
+    previous = torch.cuda.get_sync_debug_mode()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode(previous)
+    return any("synchroniz" in str(w.message) for w in caught)
+
+
 class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
@@ -338,6 +354,11 @@ class CudaTimer:
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
         self.hold_ms = FIRST_HOLD_MS
         self.last_phases = {}  # seconds of the last run() per step: estimate, batches, flush
+        # The supervisor's quiet host (proto.Channel: ask_quiet, end_quiet) for a call that waits
+        # on the host inside: its timed batches run with every other job frozen. None: never.
+        self.quiet = None
+        self.last_quiet = False  # whether the last run()'s batches ran on a quiet host
+        self.host_bound = False  # whether the last warm-up's first call waited on the host
 
     def _measure_cycles_per_ms(self):
         sync_all = _ORIGINALS["torch.cuda.synchronize"]
@@ -361,11 +382,17 @@ class CudaTimer:
         torch.cuda._sleep(max(1, int(self.hold_ms * self.cycles_per_ms)))
 
     def _estimate_ms(self, fn):
+        """Warm-up: the time per call, and whether the first call waited on the host inside
+        (asked only when there is a quiet host to ask for)."""
         torch.cuda.synchronize(self.device)
         t0 = time.perf_counter()
         calls = 0
+        self.host_bound = False
         while calls < 2 or (time.perf_counter() - t0) * 1e3 < self.warmup_ms:
-            fn()
+            if calls == 0 and self.quiet is not None:
+                self.host_bound = _calls_synchronising(fn)
+            else:
+                fn()
             calls += 1
             if calls >= 1000:
                 break
@@ -437,14 +464,22 @@ class CudaTimer:
         self.last_ids = []
         self.last_host_ms = []
         samples = []
-        while len(samples) < self.max_reps:
-            samples += self._batch(fn, min(batch, self.max_reps - len(samples)), before_each,
-                                   after_each)
-            if len(samples) < min_reps:
-                continue
-            if converged(samples) or not another_batch_fits(
-                    (time.perf_counter() - t0) * 1e3, len(samples), batch, self.budget_ms):
-                break
+        # A call that waits on the host is timed from its first kernel to its last, host gaps
+        # included: other jobs' CPU work would stretch them (up to 8x on the H200).
+        self.last_quiet = bool(self.host_bound and self.quiet is not None and self.quiet.ask_quiet())
+        try:
+            while len(samples) < self.max_reps:
+                samples += self._batch(fn, min(batch, self.max_reps - len(samples)), before_each,
+                                       after_each)
+                if len(samples) < min_reps:
+                    continue
+                if converged(samples) or not another_batch_fits(
+                        (time.perf_counter() - t0) * 1e3, len(samples), batch, self.budget_ms):
+                    break
+        finally:
+            if self.last_quiet:
+                self.quiet.end_quiet()
         self.last_phases["batches"] = time.perf_counter() - t0
+        self.last_phases["quiet"] = float(self.last_quiet)
         self.last_phases["samples"] = len(samples)
         return samples

@@ -225,6 +225,7 @@ struct SlotState {
   double wanted_at = -1;  ///< seconds after the spawn when the worker asked; -1: not yet
   size_t events_seen = 0;
   bool held = false;
+  int member = -1;  ///< the job's id in Spawn::quiet; -1: none
 };
 
 /// The slot holder's main thread (which launches its GPU work) runs at this nice value while it
@@ -238,18 +239,40 @@ void set_slot_priority(pid_t worker, bool holding) {
   if (worker > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(worker), holding ? kSlotNice : 0);
 }
 
+/// Releases the job's slot; a quiet host it had asked for ends first.
+void release_slot(const Spawn& s, SlotState& st) {
+  if (!st.held) return;
+  if (s.quiet) s.quiet->set_holding(st.member, false);
+  s.slot->release();
+  st.held = false;
+}
+
+/// Writes a line on the worker's request pipe (non-blocking: a worker that does not read its
+/// answers cannot stall the supervisor; what does not fit is dropped).
+void answer(int request_fd, const char* line) {
+  if (request_fd < 0) return;
+  [[maybe_unused]] const ssize_t n = write(request_fd, line, strlen(line));
+}
+
 /// Notes the worker's "slot_wanted" among the events that came since the last call, and, where
-/// the spawn allows it, its "slot_done": the slot is released and may be asked for again.
-void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double t0, pid_t worker) {
+/// the spawn allows it, its "slot_done": the slot is released and may be asked for again. A
+/// holder's "quiet_wanted" is answered on its request pipe ("quiet" or "loud"), "quiet_done" ends
+/// it.
+void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double t0, pid_t worker,
+                      int request_fd) {
   for (; st.events_seen < out.events.size(); ++st.events_seen) {
     const std::string ev = out.events[st.events_seen].value("ev", "");
     if (st.wanted_at < 0 && ev == "slot_wanted") {
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && s.slot_handback && st.held) {
       set_slot_priority(worker, false);
-      s.slot->release();
-      st.held = false;
+      release_slot(s, st);
       st.wanted_at = -1;
+    } else if (ev == "quiet_wanted") {
+      const bool quiet = s.quiet && st.held && s.quiet->hush(st.member);
+      answer(request_fd, quiet ? "quiet\n" : "loud\n");
+    } else if (ev == "quiet_done" && s.quiet) {
+      s.quiet->unhush(st.member);
     }
   }
 }
@@ -264,10 +287,11 @@ bool said_done(const Outcome& out, size_t& scanned) {
 
 /// Gives the slot to a worker that asked for it once it is free: "go" on its request pipe.
 /// Returns the seconds it waited when it was granted now (added to its time limit), else 0.
-double grant_slot(ExclusiveSlot& slot, SlotState& st, Outcome& out, int request_fd, double t0,
+double grant_slot(const Spawn& s, SlotState& st, Outcome& out, int request_fd, double t0,
                   pid_t worker) {
-  if (st.wanted_at < 0 || st.held || !slot.try_acquire()) return 0;
+  if (st.wanted_at < 0 || st.held || !s.slot->try_acquire()) return 0;
   st.held = true;
+  if (s.quiet) s.quiet->set_holding(st.member, true);  // never frozen while it holds a slot
   set_slot_priority(worker, true);  // before "go": its slot work starts at the higher priority
   if (out.slot_granted_after < 0) out.slot_granted_after = static_cast<int>(out.events.size());
   const double waited = monotonic_seconds() - t0 - st.wanted_at;
@@ -313,13 +337,17 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     return out;
   }
 
+  SlotState slot_state;
+  if (s.quiet) {
+    slot_state.member =
+        s.quiet->join(pid, s.confine.is_object() ? s.confine.value("cgroup", "") : "");
+  }
   fcntl(req.write, F_SETFL, O_NONBLOCK);
   size_t request_sent = 0;
   int request_fd = req.write;
   if (s.slot) s.request += '\n';  // one line; fd 3 stays open for the slot's "go"
   if (s.request.empty()) close(request_fd), request_fd = -1;
   bool request_done = request_fd < 0;
-  SlotState slot_state;
 
   Capture cap_out(s.limits.keep_output_bytes), cap_err(s.limits.keep_output_bytes);
   std::string ev_buffer;
@@ -337,15 +365,19 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       exited = true;
       out.exited_seconds = monotonic_seconds() - t0;
       kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
+      if (s.quiet) s.quiet->unhush(slot_state.member);  // a quiet host ends with its worker
     }
     if (s.slot && !exited && request_fd >= 0) {
-      s.limits.wall_seconds += grant_slot(*s.slot, slot_state, out, request_fd, t0, worker_pid());
+      s.limits.wall_seconds += grant_slot(s, slot_state, out, request_fd, t0, worker_pid());
     }
     const double elapsed = monotonic_seconds() - t0;
     const double waiting = slot_state.wanted_at >= 0 && !slot_state.held
                                ? elapsed - slot_state.wanted_at
                                : 0;  // for the slot: not the worker's time either
-    if (!exited && elapsed - waiting > s.limits.wall_seconds) {
+    // Frozen while another job's host-bound calls were timed: not the worker's time either.
+    const double frozen = s.quiet ? s.quiet->frozen_seconds(slot_state.member) : 0;
+    if (s.quiet && slot_state.held) s.quiet->expire(slot_state.member);
+    if (!exited && elapsed - waiting - frozen > s.limits.wall_seconds) {
       kill_worker(pid, out.init_pid);
       timed_out = true;
     }
@@ -399,11 +431,11 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (p.fd == ev.read) {
         ev_buffer.append(buf, static_cast<size_t>(n));
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
-        if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid());
+        if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
           kill_worker(pid, out.init_pid);
           killed_at_done = true;
-          if (slot_state.held) s.slot->release(), slot_state.held = false;
+          release_slot(s, slot_state);
         }
       } else if (probe && p.fd == probe->read) {
         const size_t room = kMaxProbeBytes - std::min(kMaxProbeBytes, out.probe_bytes.size());
@@ -423,7 +455,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   if (request_fd >= 0) close(request_fd);
   if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
   kill_worker(pid, out.init_pid);
-  if (slot_state.held) s.slot->release();  // only now: no process of the job is left
+  release_slot(s, slot_state);  // only now: no process of the job is left
+  if (s.quiet) s.quiet->leave(slot_state.member);
   ev_buffer += '\n';
   parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
   out.wall_seconds = monotonic_seconds() - t0;

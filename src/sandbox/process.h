@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sandbox/confine.h"
+#include "sandbox/quiet.h"
 
 namespace kbx::sandbox {
 
@@ -56,6 +57,11 @@ struct Spawn {
   /// saying done); an exit by that kill counts as exit 0. A worker that says done early is cut
   /// off, like one that exits.
   bool end_at_done = false;
+  /// The jobs of this run that share the host: the job is a member while it runs (frozen while
+  /// another job's host-bound calls are timed), and while it holds the slot its worker may ask
+  /// for a quiet host with a "quiet_wanted" event: the line "quiet" (the others are frozen) or
+  /// "loud" (refused) follows on fd 3; "quiet_done" thaws them. Null: no quiet host.
+  QuietRoom* quiet = nullptr;
 };
 
 /// The descriptor on which a confined child reports its namespace init's pid.

@@ -267,7 +267,10 @@ int run_eval(const EvalOptions& options) {
     if (cands.empty()) return 0;  // more shards than jobs: an empty shard is done
   }
 
+  // On the GPU, a slot holder timing a host-bound call has every other job frozen meanwhile.
+  sandbox::QuietRoom quiet_room;
   WorkerEnv env;
+  if (o.device == "cuda") env.quiet = &quiet_room;
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =
       o.job_disk_mb ? o.job_disk_mb << 20 : (o.device == "cpu" ? 4ULL << 30 : 64ULL << 30);

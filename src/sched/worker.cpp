@@ -169,6 +169,7 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
   sandbox::Spawn spawn;
   spawn.slot = slot;
   spawn.slot_handback = slot != nullptr;
+  spawn.quiet = env.quiet;
   spawn.argv =
       trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
   spawn.env = worker_environment(env, dir);
@@ -225,6 +226,7 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
   // On the GPU its teardown (0.15-0.2 s of the driver freeing the CUDA context on the H200)
   // would hold the timing slot for nothing: the job ends at its "done".
   spawn.end_at_done = slot != nullptr;
+  spawn.quiet = env.quiet;
   spawn.env = worker_environment(env, view.job_dir);
   spawn.cwd = view.job_dir;
   spawn.request = request.dump();

@@ -39,6 +39,8 @@ struct WorkerEnv {
   /// The GPU the worker runs on, as a CUDA_VISIBLE_DEVICES entry (--gpus); empty: the one this
   /// process's CUDA_VISIBLE_DEVICES names.
   std::string gpu;
+  /// The run's jobs that share this host (sandbox::Spawn::quiet); null: none is ever frozen.
+  sandbox::QuietRoom* quiet = nullptr;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

@@ -1,0 +1,154 @@
+#include "sandbox/quiet.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "common/util.h"
+
+namespace kbx::sandbox {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// How long a hush waits for the frozen cgroups to report it (their tasks stop at their next
+/// return to user space: a process inside a long system call takes that long).
+constexpr double kFreezeWaitSeconds = 0.05;
+
+bool write_control(const fs::path& file, const char* value) {
+  std::ofstream out(file);
+  out << value;
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+bool cgroup_frozen(const fs::path& cgroup) {
+  std::ifstream in(cgroup / "cgroup.events");
+  std::string key;
+  int value = 0;
+  while (in >> key >> value) {
+    if (key == "frozen") return value == 1;
+  }
+  return true;  // no such file: nothing to wait for
+}
+
+}  // namespace
+
+QuietRoom::~QuietRoom() {
+  std::lock_guard<std::mutex> lock(mu_);
+  thaw_all();
+}
+
+int QuietRoom::join(pid_t process_group, const fs::path& cgroup) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int id = next_id_++;
+  Member& m = members_[id];
+  m.process_group = process_group;
+  m.cgroup = cgroup;
+  if (owner_ >= 0) freeze(m, monotonic_seconds());
+  return id;
+}
+
+void QuietRoom::leave(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end()) return;
+  if (owner_ == id) {
+    owner_ = -1;
+    thaw_all();
+  }
+  thaw(it->second, monotonic_seconds());
+  members_.erase(it);
+}
+
+void QuietRoom::set_holding(int id, bool holding) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end()) return;
+  if (!holding && owner_ == id) {
+    owner_ = -1;
+    thaw_all();
+  }
+  it->second.holding = holding;
+  if (holding) thaw(it->second, monotonic_seconds());  // another GPU's holder hushed it
+}
+
+bool QuietRoom::hush(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end() || !it->second.holding || (owner_ >= 0 && owner_ != id)) return false;
+  if (owner_ == id) return true;
+  owner_ = id;
+  const double now = monotonic_seconds();
+  hushed_at_ = now;
+  for (auto& [other, m] : members_) {
+    if (other != id && !m.holding) freeze(m, now);
+  }
+  // Wait (briefly) until the cgroups say their tasks are stopped.
+  const double until = now + kFreezeWaitSeconds;
+  for (auto& [other, m] : members_) {
+    while (m.frozen && !m.cgroup.empty() && !cgroup_frozen(m.cgroup) &&
+           monotonic_seconds() < until) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  }
+  return true;
+}
+
+void QuietRoom::unhush(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ != id) return;
+  owner_ = -1;
+  thaw_all();
+}
+
+void QuietRoom::expire(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (owner_ != id || monotonic_seconds() - hushed_at_ < max_quiet_seconds_) return;
+  owner_ = -1;
+  thaw_all();
+}
+
+double QuietRoom::frozen_seconds(int id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end()) return 0;
+  const Member& m = it->second;
+  return m.frozen_total + (m.frozen ? monotonic_seconds() - m.frozen_since : 0);
+}
+
+int QuietRoom::hushed_by() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return owner_;
+}
+
+void QuietRoom::freeze(Member& m, double now) {
+  if (m.frozen) return;
+  if (!m.cgroup.empty() && write_control(m.cgroup / "cgroup.freeze", "1")) {
+    // frozen through the cgroup: every process of the job, whatever its process group
+  } else if (m.process_group > 0) {
+    kill(-m.process_group, SIGSTOP);
+  } else {
+    return;
+  }
+  m.frozen = true;
+  m.frozen_since = now;
+}
+
+void QuietRoom::thaw(Member& m, double now) {
+  if (!m.frozen) return;
+  if (!m.cgroup.empty()) write_control(m.cgroup / "cgroup.freeze", "0");
+  if (m.process_group > 0) kill(-m.process_group, SIGCONT);
+  m.frozen = false;
+  m.frozen_total += now - m.frozen_since;
+}
+
+void QuietRoom::thaw_all() {
+  const double now = monotonic_seconds();
+  for (auto& [id, m] : members_) thaw(m, now);
+}
+
+}  // namespace kbx::sandbox

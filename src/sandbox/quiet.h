@@ -1,0 +1,69 @@
+#pragma once
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+namespace kbx::sandbox {
+
+/// A quiet host for one job's host-bound timed calls (issue 14): while the GPU's slot holder
+/// times a call that waits on the host inside (a sync, as masked_select's), every other job of
+/// this kbx process is frozen, so that its CPU work (compiles, file writes) cannot stretch the
+/// holder's host gaps. Only a slot holder may hush the room, one at a time, for at most
+/// kMaxQuietSeconds; other slot holders (one per GPU) are never frozen; the time a job spends
+/// frozen does not count against its time limit.
+class QuietRoom {
+ public:
+  /// Longest a hush lasts: past it the room thaws even if the holder did not say so (a hostile
+  /// holder cannot stall the other jobs for longer than this per request).
+  static constexpr double kMaxQuietSeconds = 10.0;
+
+  explicit QuietRoom(double max_quiet_seconds = kMaxQuietSeconds)
+      : max_quiet_seconds_(max_quiet_seconds) {}
+  ~QuietRoom();
+  QuietRoom(const QuietRoom&) = delete;
+  QuietRoom& operator=(const QuietRoom&) = delete;
+
+  /// A job's processes: its process group, and its cgroup when confined in one (frozen through
+  /// cgroup.freeze then, which a process cannot leave; else SIGSTOP to the group). Returns the
+  /// member's id; a job that joins while the room is hushed is frozen at once.
+  int join(pid_t process_group, const std::filesystem::path& cgroup);
+  /// The member is gone (thawed first when frozen).
+  void leave(int id);
+  /// Whether the member holds a GPU's slot now: a holder is never frozen.
+  void set_holding(int id, bool holding);
+  /// Freezes every member but the holders; false when the room is already hushed by another
+  /// member or id does not hold a slot.
+  bool hush(int id);
+  /// Thaws the room when id hushed it.
+  void unhush(int id);
+  /// Thaws the room when its hush has lasted max_quiet_seconds (called from the holder's loop).
+  void expire(int id);
+  /// Seconds this member has spent frozen, the ongoing freeze included.
+  double frozen_seconds(int id) const;
+  /// The member that hushed the room; -1 when none.
+  int hushed_by() const;
+
+ private:
+  struct Member {
+    pid_t process_group = 0;
+    std::filesystem::path cgroup;
+    bool holding = false;
+    bool frozen = false;
+    double frozen_since = 0;
+    double frozen_total = 0;
+  };
+  void freeze(Member& m, double now);
+  void thaw(Member& m, double now);
+  void thaw_all();
+
+  double max_quiet_seconds_;
+  mutable std::mutex mu_;
+  std::map<int, Member> members_;
+  int next_id_ = 1;
+  int owner_ = -1;
+  double hushed_at_ = 0;
+};
+
+}  // namespace kbx::sandbox

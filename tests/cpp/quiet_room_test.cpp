@@ -1,0 +1,290 @@
+// The quiet host (issue 14): while the GPU's slot holder times a host-bound call, every other job
+// of the run is frozen, holders never; a hush ends at the holder's word, its end, or a time cap;
+// a job's frozen time does not count against its time limit.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sandbox/confine.h"
+#include "sandbox/process.h"
+#include "sandbox/quiet.h"
+#include "sched/gpu_slot.h"
+
+namespace kbx {
+namespace {
+namespace fs = std::filesystem;
+
+/// A `sleep 60` in a process group of its own, killed when destroyed.
+struct Sleeper {
+  pid_t pid = -1;
+  Sleeper() {
+    pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(pid, pid);  // also from here: the group exists before the test signals it
+  }
+  ~Sleeper() {
+    kill(-pid, SIGKILL);
+    kill(pid, SIGCONT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  /// The state letter of /proc/<pid>/stat: 'T' stopped, 'S' sleeping.
+  char state() const {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(in, line);
+    const auto paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+  }
+  /// Waits up to a second for the state to become `want`.
+  bool becomes(char want) const {
+    for (int i = 0; i < 100; ++i) {
+      if (state() == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
+TEST(QuietRoom, OnlyASlotHolderHushesAndEveryOtherMemberIsFrozenUntilItEnds) {
+  sandbox::QuietRoom room;
+  Sleeper holder, other, second_holder;
+  const int h = room.join(holder.pid, {});
+  room.join(other.pid, {});
+  const int h2 = room.join(second_holder.pid, {});
+  EXPECT_FALSE(room.hush(h)) << "a job without a slot may not freeze the others";
+  room.set_holding(h, true);
+  room.set_holding(h2, true);  // another GPU's holder
+  ASSERT_TRUE(room.hush(h));
+  EXPECT_EQ(room.hushed_by(), h);
+  EXPECT_TRUE(other.becomes('T'));
+  EXPECT_TRUE(holder.becomes('S'));
+  EXPECT_TRUE(second_holder.becomes('S')) << "a slot holder is never frozen";
+  EXPECT_FALSE(room.hush(h2)) << "one hush at a time";
+  room.unhush(h2);  // not its hush: nothing changes
+  EXPECT_EQ(other.state(), 'T');
+  room.unhush(h);
+  EXPECT_TRUE(other.becomes('S'));
+  EXPECT_EQ(room.hushed_by(), -1);
+}
+
+TEST(QuietRoom, AJobThatJoinsDuringAHushIsFrozenAndLeavingThawsIt) {
+  sandbox::QuietRoom room;
+  Sleeper holder, late;
+  const int h = room.join(holder.pid, {});
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  const int l = room.join(late.pid, {});
+  EXPECT_TRUE(late.becomes('T'));
+  room.leave(l);
+  EXPECT_TRUE(late.becomes('S'));
+}
+
+TEST(QuietRoom, GettingTheSlotThawsAJobAndReleasingItEndsItsHush) {
+  sandbox::QuietRoom room;
+  Sleeper a, b, c;
+  const int ia = room.join(a.pid, {});
+  const int ib = room.join(b.pid, {});
+  room.join(c.pid, {});
+  room.set_holding(ia, true);
+  ASSERT_TRUE(room.hush(ia));
+  EXPECT_TRUE(b.becomes('T'));
+  room.set_holding(ib, true);  // its GPU's slot: it runs again
+  EXPECT_TRUE(b.becomes('S'));
+  room.set_holding(ia, false);  // the hush ends with the slot
+  EXPECT_TRUE(c.becomes('S'));
+  EXPECT_EQ(room.hushed_by(), -1);
+}
+
+TEST(QuietRoom, AHushEndsAtItsCapAndFrozenTimeIsCounted) {
+  sandbox::QuietRoom room(0.3);
+  Sleeper holder, other;
+  const int h = room.join(holder.pid, {});
+  const int o = room.join(other.pid, {});
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  EXPECT_TRUE(other.becomes('T'));
+  room.expire(h);
+  EXPECT_EQ(room.hushed_by(), h) << "not yet at its cap";
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  room.expire(h);
+  EXPECT_EQ(room.hushed_by(), -1);
+  EXPECT_TRUE(other.becomes('S'));
+  EXPECT_GE(room.frozen_seconds(o), 0.3);
+  EXPECT_LT(room.frozen_seconds(o), 2.0);
+  EXPECT_EQ(room.frozen_seconds(h), 0.0);
+}
+
+/// "frozen" of a cgroup's cgroup.events (-1 when unreadable).
+int cgroup_frozen(const fs::path& cgroup) {
+  std::ifstream in(cgroup / "cgroup.events");
+  std::string key;
+  int value = -1;
+  while (in >> key >> value) {
+    if (key == "frozen") return value;
+  }
+  return -1;
+}
+
+/// Waits up to a second for a cgroup's "frozen" to become `want`.
+bool cgroup_becomes(const fs::path& cgroup, int want) {
+  for (int i = 0; i < 100 && cgroup_frozen(cgroup) != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cgroup_frozen(cgroup) == want;
+}
+
+TEST(QuietRoom, AConfinedJobIsFrozenThroughItsCgroupWhateverItsProcessGroups) {
+  if (!sandbox::abilities().cgroup) GTEST_SKIP() << sandbox::abilities().cgroup_note;
+  sandbox::JobCgroup cgroup("quiet-test", 1ULL << 30, 64);
+  ASSERT_FALSE(cgroup.path().empty());
+  Sleeper holder, escaped;
+  // The job's process left its process group (setsid), as a hostile candidate could: only the
+  // cgroup still holds it.
+  std::ofstream(cgroup.path() / "cgroup.procs") << escaped.pid;
+  sandbox::QuietRoom room;
+  const int h = room.join(holder.pid, {});
+  room.join(999999, cgroup.path());  // a process group that does not exist
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  EXPECT_TRUE(cgroup_becomes(cgroup.path(), 1));
+  room.unhush(h);
+  EXPECT_TRUE(cgroup_becomes(cgroup.path(), 0));
+}
+
+class QuietJobsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kbx-quiet-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ::setenv("KBX_SLOT_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("KBX_SLOT_DIR");
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+/// A worker that takes the slot, asks for a quiet host, reports the answer, keeps it `hold`
+/// seconds, then says "quiet_done" when `says_done`, and ends.
+sandbox::Spawn quiet_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room, double hold,
+                            bool says_done) {
+  sandbox::Spawn s;
+  std::ostringstream script;
+  script << "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+         << "echo '{\"ev\":\"quiet_wanted\"}' >&4; read answer <&3; "
+         << "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; sleep " << hold
+         << "; " << (says_done ? "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.3; " : "")
+         << "echo '{\"ev\":\"done\"}' >&4";
+  s.argv = {"/bin/sh", "-c", script.str()};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = 20;
+  s.request = "{}";
+  s.slot = slot;
+  s.quiet = room;
+  return s;
+}
+
+/// A job that appends a timestamp to `file` every 20 ms for `seconds` of its own time (counted
+/// in loops, so that a frozen stretch does not count), with a time limit of `limit` seconds.
+sandbox::Spawn ticker(const fs::path& file, sandbox::QuietRoom* room, int ticks, double limit) {
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; i=0; while [ $i -lt " + std::to_string(ticks) +
+                " ]; do date +%s.%N >> '" + file.string() +
+                "'; sleep 0.02; i=$((i+1)); done; echo '{\"ev\":\"done\"}' >&4"};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = limit;
+  s.request = "{}";
+  s.quiet = room;
+  return s;
+}
+
+/// The longest gap between two timestamps of a ticker's file.
+double longest_gap(const fs::path& file) {
+  std::ifstream in(file);
+  double last = -1, longest = 0;
+  for (double t; in >> t; last = t) {
+    if (last >= 0) longest = std::max(longest, t - last);
+  }
+  return longest;
+}
+
+std::string answer_of(const sandbox::Outcome& o) {
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") == "answer") return e.value("is", "");
+  }
+  return "(none)";
+}
+
+TEST_F(QuietJobsTest, TheHoldersQuietFreezesAnotherJobWhoseLimitIsNotChargedForIt) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot slot("0", "candidate Cat/holder");
+  const fs::path ticks = dir_ / "ticks.txt";
+  sandbox::Outcome held, ticked;
+  // 60 ticks of 20 ms: about 1.5 s of its own time, under its 2.5 s limit only if the 1.5 s it
+  // spends frozen is not charged.
+  std::thread other([&] { ticked = sandbox::run(ticker(ticks, &room, 60, 2.5)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  held = sandbox::run(quiet_worker(&slot, &room, 1.5, true));
+  other.join();
+  EXPECT_EQ(answer_of(held), "quiet");
+  EXPECT_GE(longest_gap(ticks), 1.2) << "the other job went on while the holder was quiet";
+  EXPECT_EQ(ticked.end, sandbox::Outcome::End::Exited) << ticked.describe();
+  EXPECT_EQ(room.hushed_by(), -1);
+}
+
+TEST_F(QuietJobsTest, AHolderThatEndsWithoutQuietDoneThawsTheOthers) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot slot("0");
+  const fs::path ticks = dir_ / "ticks.txt";
+  sandbox::Outcome ticked;
+  std::thread other([&] { ticked = sandbox::run(ticker(ticks, &room, 50, 20)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const sandbox::Outcome held = sandbox::run(quiet_worker(&slot, &room, 0.4, false));
+  other.join();
+  EXPECT_EQ(answer_of(held), "quiet");
+  EXPECT_GE(longest_gap(ticks), 0.3);
+  EXPECT_LT(longest_gap(ticks), 1.5) << "the others stayed frozen after the holder ended";
+  EXPECT_EQ(ticked.end, sandbox::Outcome::End::Exited) << ticked.describe();
+}
+
+TEST_F(QuietJobsTest, AJobWithoutTheSlotIsAnsweredLoud) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot taken("0"), mine("0");
+  ASSERT_TRUE(taken.try_acquire());  // another job holds the GPU
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"quiet_wanted\"}' >&4; read answer <&3; "
+            "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; "
+            "echo '{\"ev\":\"done\"}' >&4"};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = 10;
+  s.request = "{}";
+  s.slot = &mine;
+  s.quiet = &room;
+  const sandbox::Outcome o = sandbox::run(s);
+  taken.release();
+  EXPECT_EQ(answer_of(o), "loud");
+  EXPECT_EQ(room.hushed_by(), -1);
+}
+
+}  // namespace
+}  // namespace kbx

@@ -1,0 +1,94 @@
+"""Issue 14: a host-bound timed call (one that waits on the host inside) asks the supervisor for
+a quiet host (every other job frozen) for its timed batches, and gives it back after them, even
+when a batch fails; a call that does not wait on the host never asks."""
+
+import os
+
+import pytest
+
+from kbx_worker import timer as timer_module
+from kbx_worker.proto import Channel
+
+
+class FakeQuiet:
+    def __init__(self, grant=True):
+        self.grant, self.log = grant, []
+
+    def ask_quiet(self):
+        self.log.append("ask")
+        return self.grant
+
+    def end_quiet(self):
+        self.log.append("end")
+
+
+def _timer(host_bound, quiet, batch=None):
+    """A CudaTimer without CUDA: its warm-up and batches replaced, its control flow kept."""
+    t = timer_module.CudaTimer.__new__(timer_module.CudaTimer)
+    t.min_reps, t.max_reps, t.batch, t.budget_ms = 10, 2000, 10, 500.0
+    t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
+    t.quiet, t.last_quiet, t.host_bound = quiet, False, False
+
+    def estimate(fn):
+        t.host_bound = host_bound
+        return 0.1
+
+    def batches(fn, reps, before_each, after_each):
+        quiet.log.append("batch") if quiet is not None else None
+        if batch is not None:
+            batch()
+        return [1.0] * reps
+
+    t._estimate_ms, t._batch = estimate, batches
+    return t
+
+
+def test_a_host_bound_call_is_timed_on_a_quiet_host():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet)
+    assert t.run(lambda: None)
+    assert quiet.log[0] == "ask" and quiet.log[-1] == "end"
+    assert set(quiet.log[1:-1]) == {"batch"}
+    assert t.last_quiet and t.last_phases["quiet"] == 1.0
+
+
+def test_a_call_that_does_not_wait_on_the_host_never_asks():
+    quiet = FakeQuiet()
+    t = _timer(False, quiet)
+    t.run(lambda: None)
+    assert "ask" not in quiet.log and "end" not in quiet.log
+    assert not t.last_quiet
+
+
+def test_a_refused_quiet_is_not_given_back():
+    quiet = FakeQuiet(grant=False)
+    t = _timer(True, quiet)
+    t.run(lambda: None)
+    assert quiet.log[0] == "ask" and "end" not in quiet.log
+    assert not t.last_quiet
+
+
+def test_the_quiet_ends_when_a_batch_fails():
+    quiet = FakeQuiet()
+
+    def fail():
+        raise RuntimeError("the call failed")
+
+    t = _timer(True, quiet, batch=fail)
+    with pytest.raises(RuntimeError):
+        t.run(lambda: None)
+    assert quiet.log[-1] == "end"
+
+
+def test_the_channel_asks_on_the_event_pipe_and_reads_the_answer_on_the_request_pipe():
+    req_r, req_w = os.pipe()
+    ev_r, ev_w = os.pipe()
+    channel = Channel(req_r, ev_w)
+    os.write(req_w, b"quiet\nloud\n")
+    assert channel.ask_quiet() is True
+    assert channel.ask_quiet() is False
+    channel.end_quiet()
+    os.close(req_w)
+    assert channel.ask_quiet() is False  # the supervisor closed the pipe: no quiet host
+    sent = os.read(ev_r, 4096).decode().splitlines()
+    assert sent == ['{"ev":"quiet_wanted"}'] * 2 + ['{"ev":"quiet_done"}', '{"ev":"quiet_wanted"}']
