@@ -447,7 +447,7 @@ sched::EvalOptions eval_options(const EvalFlags& f, const fs::path& suite_root) 
   if (!f.shard.empty()) ev.shard = dist::parse_shard(f.shard);
   if (ev.jobs < 0) throw Error("--jobs: must be at least 1");
   if (!f.gpus.empty()) {
-    ev.gpus = sched::resolve_gpus(f.gpus, sched::visible_devices(), "/proc/driver/nvidia/gpus");
+    ev.gpus = sched::resolve_gpus(f.gpus, sched::visible_devices(), sched::kNvidiaProc);
   }
   return ev;
 }

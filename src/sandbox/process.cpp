@@ -225,7 +225,9 @@ struct SlotState {
   double wanted_at = -1;  ///< seconds after the spawn when the worker asked; -1: not yet
   size_t events_seen = 0;
   bool held = false;
-  int member = -1;  ///< the job's id in Spawn::quiet; -1: none
+  int member = -1;          ///< the job's id in Spawn::quiet; -1: none
+  bool pinned = false;      ///< its main thread runs on Spawn::slot_cpu only
+  cpu_set_t cpus_before{};  ///< the CPUs it had before
 };
 
 /// The slot holder's main thread (which launches its GPU work) runs at this nice value while it
@@ -237,6 +239,22 @@ constexpr int kSlotNice = -10;
 
 void set_slot_priority(pid_t worker, bool holding) {
   if (worker > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(worker), holding ? kSlotNice : 0);
+}
+
+/// Pins the slot holder's main thread to Spawn::slot_cpu while it holds the slot (its CPUs as
+/// they were are kept in `saved` and given back at the release).
+void set_slot_cpu(pid_t worker, int cpu, bool holding, cpu_set_t& saved, bool& pinned) {
+  if (worker <= 0 || cpu < 0 || cpu >= CPU_SETSIZE) return;
+  if (holding && !pinned) {
+    if (sched_getaffinity(worker, sizeof saved, &saved) != 0 || !CPU_ISSET(cpu, &saved)) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned = sched_setaffinity(worker, sizeof one, &one) == 0;
+  } else if (!holding && pinned) {
+    sched_setaffinity(worker, sizeof saved, &saved);
+    pinned = false;
+  }
 }
 
 /// Releases the job's slot; a quiet host it had asked for ends first.
@@ -266,6 +284,7 @@ void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double 
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && s.slot_handback && st.held) {
       set_slot_priority(worker, false);
+      set_slot_cpu(worker, s.slot_cpu, false, st.cpus_before, st.pinned);
       release_slot(s, st);
       st.wanted_at = -1;
     } else if (ev == "quiet_wanted") {
@@ -293,6 +312,7 @@ double grant_slot(const Spawn& s, SlotState& st, Outcome& out, int request_fd, d
   st.held = true;
   if (s.quiet) s.quiet->set_holding(st.member, true);  // never frozen while it holds a slot
   set_slot_priority(worker, true);  // before "go": its slot work starts at the higher priority
+  set_slot_cpu(worker, s.slot_cpu, true, st.cpus_before, st.pinned);
   if (out.slot_granted_after < 0) out.slot_granted_after = static_cast<int>(out.events.size());
   const double waited = monotonic_seconds() - t0 - st.wanted_at;
   out.slot_wait_seconds += waited;

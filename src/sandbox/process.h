@@ -62,6 +62,9 @@ struct Spawn {
   /// for a quiet host with a "quiet_wanted" event: the line "quiet" (the others are frozen) or
   /// "loud" (refused) follows on fd 3; "quiet_done" thaws them. Null: no quiet host.
   QuietRoom* quiet = nullptr;
+  /// While it holds the slot, the worker's main thread runs on this CPU only (one near the GPU,
+  /// the same in every run: a host-bound call's gaps depend on the core it waits on); -1: any.
+  int slot_cpu = -1;
 };
 
 /// The descriptor on which a confined child reports its namespace init's pid.

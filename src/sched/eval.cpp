@@ -20,6 +20,7 @@
 #include "revision.h"
 #include "sandbox/warm.h"
 #include "sched/evaluate.h"
+#include "sched/gpu_slot.h"
 #include "sched/jobs.h"
 #include "sched/progress.h"
 #include "sched/ref_cache.h"
@@ -270,7 +271,12 @@ int run_eval(const EvalOptions& options) {
   // On the GPU, a slot holder timing a host-bound call has every other job frozen meanwhile.
   sandbox::QuietRoom quiet_room;
   WorkerEnv env;
-  if (o.device == "cuda") env.quiet = &quiet_room;
+  if (o.device == "cuda") {
+    env.quiet = &quiet_room;
+    env.slot_cpu = slot_cpu_for(o.gpus.empty() ? slot_key(visible_devices()) : o.gpus.front(),
+                                kNvidiaProc, kPciDevices);
+    if (env.slot_cpu >= 0) say(fmt::format("timing slot holders run on CPU {}", env.slot_cpu));
+  }
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =
       o.job_disk_mb ? o.job_disk_mb << 20 : (o.device == "cpu" ? 4ULL << 30 : 64ULL << 30);

@@ -48,7 +48,13 @@ Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t
   const auto parent = ctx.warm.get();
   WorkerEnv env = ctx.cand_env;
   env.launcher = parent.get();
-  if (!ctx.gpus.empty()) env.gpu = ctx.gpus[lane % ctx.gpus.size()];
+  if (!ctx.gpus.empty()) {
+    const size_t k = lane % ctx.gpus.size();
+    env.gpu = ctx.gpus[k];
+    if (env.slot_cpu >= 0) {
+      env.slot_cpu = slot_cpu_for(env.gpu, kNvidiaProc, kPciDevices, static_cast<int>(k));
+    }
+  }
   const fs::path job_dir =
       env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));
   try {

@@ -1,12 +1,17 @@
 #include "sched/worker.h"
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "common/error.h"
 #include "common/util.h"
@@ -170,6 +175,7 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
   spawn.slot = slot;
   spawn.slot_handback = slot != nullptr;
   spawn.quiet = env.quiet;
+  spawn.slot_cpu = env.slot_cpu;
   spawn.argv =
       trusted_argv(env.python, "kbx_worker.__main__", {"--request-fd", "3", "--event-fd", "4"});
   spawn.env = worker_environment(env, dir);
@@ -227,6 +233,7 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
   // would hold the timing slot for nothing: the job ends at its "done".
   spawn.end_at_done = slot != nullptr;
   spawn.quiet = env.quiet;
+  spawn.slot_cpu = env.slot_cpu;
   spawn.env = worker_environment(env, view.job_dir);
   spawn.cwd = view.job_dir;
   spawn.request = request.dump();
@@ -327,6 +334,65 @@ std::vector<std::string> resolve_gpus(const std::string& flag, const std::string
   }
   if (gpus.empty()) throw Error("--gpus: empty list; give 'all' or indices such as 0,1");
   return gpus;
+}
+
+std::vector<int> parse_cpulist(const std::string& text) {
+  std::vector<int> cpus;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.pop_back();
+    if (part.empty()) continue;
+    const auto dash = part.find('-');
+    try {
+      size_t used = 0;
+      const int lo = std::stoi(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash)) return {};
+      const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1), &used);
+      if (dash != std::string::npos && used != part.size() - dash - 1) return {};
+      if (lo < 0 || hi < lo || hi > 65535) return {};
+      for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+  return cpus;
+}
+
+int slot_cpu_for(const std::string& gpu, const fs::path& nvidia_proc, const fs::path& pci_devices,
+                 int skip) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  const auto usable = [&](int c) { return c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed); };
+  std::vector<std::string> buses;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(nvidia_proc, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    buses.push_back(it->path().filename().string());
+  }
+  std::sort(buses.begin(), buses.end());
+  int index = 0;
+  try {
+    index = gpu.empty() ? 0 : std::stoi(gpu);
+  } catch (const std::exception&) {
+    index = -1;  // a UUID: no position to look up
+  }
+  if (index >= 0 && index < static_cast<int>(buses.size())) {
+    std::string bus = buses[static_cast<size_t>(index)];
+    std::transform(bus.begin(), bus.end(), bus.begin(), ::tolower);
+    std::ifstream in(pci_devices / bus / "local_cpulist");
+    std::string text;
+    std::getline(in, text);
+    const std::vector<int> local = parse_cpulist(text);
+    int left = skip;
+    for (auto c = local.rbegin(); c != local.rend(); ++c) {
+      if (usable(*c) && left-- == 0) return *c;
+    }
+  }
+  int left = skip;
+  for (int c = CPU_SETSIZE - 1; c >= 0; --c) {
+    if (usable(c) && left-- == 0) return c;
+  }
+  return -1;
 }
 
 }  // namespace kbx::sched

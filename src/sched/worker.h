@@ -41,6 +41,8 @@ struct WorkerEnv {
   std::string gpu;
   /// The run's jobs that share this host (sandbox::Spawn::quiet); null: none is ever frozen.
   sandbox::QuietRoom* quiet = nullptr;
+  /// The CPU a slot holder's main thread is pinned to (sandbox::Spawn::slot_cpu); -1: none.
+  int slot_cpu = -1;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its
@@ -102,6 +104,22 @@ std::string worker_gpu(const WorkerEnv& env);
 /// CUDA_VISIBLE_DEVICES entries; throws naming the flag when none is found or one is malformed.
 std::vector<std::string> resolve_gpus(const std::string& flag, const std::string& visible,
                                       const std::filesystem::path& nvidia_proc);
+
+/// The CPU a GPU's slot holders run on: the highest-numbered of the CPUs local to the GPU (the
+/// `local_cpulist` of the PCI device that nvidia_proc lists at the position of the GPU's
+/// CUDA_VISIBLE_DEVICES index, in bus order) that this process may use; else the highest it may
+/// use; -1 when none is left. `skip`: the GPU's position among the run's GPUs, so that each
+/// GPU's holders get a CPU of their own (the skip-th next one down).
+int slot_cpu_for(const std::string& gpu, const std::filesystem::path& nvidia_proc,
+                 const std::filesystem::path& pci_devices, int skip = 0);
+
+/// Where the NVIDIA driver lists the GPUs (one folder per PCI bus id) and where the PCI devices'
+/// NUMA-local CPUs are read.
+inline const std::filesystem::path kNvidiaProc = "/proc/driver/nvidia/gpus";
+inline const std::filesystem::path kPciDevices = "/sys/bus/pci/devices";
+
+/// The CPUs of a Linux cpulist ("0-7,16-23"); empty when malformed.
+std::vector<int> parse_cpulist(const std::string& text);
 
 /// The first event named `name` in an outcome, or null json.
 nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name);

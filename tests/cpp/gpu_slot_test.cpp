@@ -3,6 +3,7 @@
 #include "sched/gpu_slot.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -171,6 +172,74 @@ TEST_F(GpuSlotTest, TheHolderRunsAtAHigherPriorityWhereKbxMaySetIt) {
   ASSERT_EQ(o.events.size(), 3u) << o.stderr_kept;
   // Raising a priority needs CAP_SYS_NICE: root (CI, the GPU machines) has it.
   EXPECT_EQ(o.events[2]["nice"], ::geteuid() == 0 ? -10 : o.events[0]["nice"].get<int>());
+}
+
+/// The CPUs a process may run on, as /proc/<pid>/status's Cpus_allowed_list says.
+std::string allowed_cpus_script() {
+  return "$(grep Cpus_allowed_list /proc/$$/status | tr -d ' \\t' | cut -d: -f2)";
+}
+
+TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  int cpu = -1;
+  for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; --c) {
+    if (CPU_ISSET(c, &mine)) cpu = c;
+  }
+  ASSERT_GE(cpu, 0);
+  sched::GpuSlot slot("0");
+  sandbox::Spawn s = handback_worker(&slot, true);
+  const std::string cpus = allowed_cpus_script();
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"cpus\\\":\\\"" + cpus +
+                "\\\"}\" >&4; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+                "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"cpus\\\":\\\"" + cpus +
+                "\\\"}\" >&4; echo '{\"ev\":\"slot_done\"}' >&4; sleep 0.3; "
+                "echo \"{\\\"ev\\\":\\\"after\\\",\\\"cpus\\\":\\\"" + cpus + "\\\"}\" >&4"};
+  s.slot_cpu = cpu;
+  const sandbox::Outcome o = sandbox::run(s);
+  ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
+  EXPECT_EQ(o.events[2]["cpus"], std::to_string(cpu));
+  EXPECT_EQ(o.events[4]["cpus"], o.events[0]["cpus"]) << "its CPUs are given back with the slot";
+  if (CPU_COUNT(&mine) > 1) {
+    EXPECT_NE(o.events[0]["cpus"], std::to_string(cpu));
+  }
+}
+
+TEST_F(GpuSlotTest, SlotCpuIsNearTheGpuAndOnePerGpu) {
+  const fs::path proc = dir_ / "nvidia", pci = dir_ / "pci";
+  fs::create_directories(proc / "0000:3B:00.0");
+  fs::create_directories(proc / "0000:18:00.0");
+  fs::create_directories(pci / "0000:18:00.0");
+  fs::create_directories(pci / "0000:3b:00.0");
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  std::vector<int> usable;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &mine)) usable.push_back(c);
+  }
+  ASSERT_FALSE(usable.empty());
+  // GPU 0 is the lower bus id (18): its local CPUs are the first usable one only.
+  std::ofstream(pci / "0000:18:00.0" / "local_cpulist") << usable.front() << "\n";
+  std::ofstream(pci / "0000:3b:00.0" / "local_cpulist") << "0-" << usable.back() << "\n";
+  EXPECT_EQ(sched::slot_cpu_for("0", proc, pci), usable.front());
+  EXPECT_EQ(sched::slot_cpu_for("1", proc, pci), usable.back());
+  if (usable.size() > 1) {
+    EXPECT_EQ(sched::slot_cpu_for("1", proc, pci, 1), usable[usable.size() - 2]);
+  }
+  // No such GPU, or a UUID: the highest usable CPU.
+  EXPECT_EQ(sched::slot_cpu_for("7", proc, pci), usable.back());
+  EXPECT_EQ(sched::slot_cpu_for("GPU-8a1b", proc, pci), usable.back());
+  EXPECT_EQ(sched::slot_cpu_for("0", dir_ / "none", pci), usable.back());
+}
+
+TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
+  EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));
+  EXPECT_TRUE(sched::parse_cpulist("").empty());
+  EXPECT_TRUE(sched::parse_cpulist("3-1").empty());
+  EXPECT_TRUE(sched::parse_cpulist("a-b").empty());
+  EXPECT_TRUE(sched::parse_cpulist("1x").empty());
 }
 
 TEST_F(GpuSlotTest, KeyIsTheFirstVisibleDevice) {
