@@ -20,7 +20,7 @@ done
 python3 bench/compare_runs.py $OUT/rep1.db $OUT/rep2.db > $OUT/repeatability.txt 2>&1; tail -n 3 $OUT/repeatability.txt
 sort -t'(' -k2 -rn $OUT/repeatability.txt | head -6
 echo "== $(date -u +%T) quiet_hog"
-KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kq timeout 150 $KBX eval --method quiet_hog \
+KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kq timeout 90 $KBX eval --method quiet_hog \
   --candidates tests/adversarial/timing/quiet_hog --tasks Activation/gelu --device cuda \
   --db $OUT/hog.db --fresh > $OUT/hog.log 2>&1
 echo "exit $?"; grep "^eval" $OUT/hog.log; echo "quiet_wanted: $(grep -o quiet_wanted $OUT/hog.log | wc -l)"
