@@ -369,6 +369,8 @@ class CudaTimer:
         self.quiet = None
         self.last_quiet = False  # whether the last run()'s batches ran on a quiet host
         self.host_bound = False  # whether the last warm-up's first call waited on the host
+        # KBX_QUIET_TIMING=all (set by the supervisor): every timed loop asks for a quiet host
+        self.quiet_all = os.environ.get("KBX_QUIET_TIMING") == "all"
 
     def _measure_cycles_per_ms(self):
         sync_all = _ORIGINALS["torch.cuda.synchronize"]
@@ -476,7 +478,8 @@ class CudaTimer:
         samples = []
         # A call that waits on the host is timed from its first kernel to its last, host gaps
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
-        self.last_quiet = bool(self.host_bound and self.quiet is not None and self.quiet.ask_quiet())
+        wanted = self.host_bound or getattr(self, "quiet_all", False)
+        self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
         try:
             while len(samples) < self.max_reps:
                 samples += self._batch(fn, min(batch, self.max_reps - len(samples)), before_each,

@@ -276,6 +276,10 @@ int run_eval(const EvalOptions& options) {
     env.slot_cpu = slot_cpu_for(o.gpus.empty() ? slot_key(visible_devices()) : o.gpus.front(),
                                 kNvidiaProc, kPciDevices);
     if (env.slot_cpu >= 0) say(fmt::format("timing slot holders run on CPU {}", env.slot_cpu));
+    const char* quiet = std::getenv("KBX_QUIET_TIMING");
+    env.quiet_all = quiet && std::string(quiet) == "all";
+    if (env.quiet_all)
+      say("every timed loop runs with the other jobs frozen (KBX_QUIET_TIMING=all)");
   }
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =

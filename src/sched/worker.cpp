@@ -153,6 +153,7 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
     overrides["KBX_PROBE_LIB"] = env.probe_lib.string();
   }
   if (env.device != "cpu" && !env.gpu.empty()) overrides["CUDA_VISIBLE_DEVICES"] = env.gpu;
+  if (env.quiet && env.quiet_all) overrides["KBX_QUIET_TIMING"] = "all";
   return sandbox::scrubbed_environment(overrides);
 }
 

@@ -43,6 +43,9 @@ struct WorkerEnv {
   sandbox::QuietRoom* quiet = nullptr;
   /// The CPU a slot holder's main thread is pinned to (sandbox::Spawn::slot_cpu); -1: none.
   int slot_cpu = -1;
+  /// Every timed loop, not only a host-bound one, runs on a quiet host ($KBX_QUIET_TIMING=all:
+  /// other jobs' GPU work outside the slot, their small cases, cannot overlap it either).
+  bool quiet_all = false;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

@@ -193,9 +193,11 @@ TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
   s.argv = {"/bin/sh", "-c",
             "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"cpus\\\":\\\"" + cpus +
                 "\\\"}\" >&4; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
-                "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"cpus\\\":\\\"" + cpus +
+                "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"cpus\\\":\\\"" +
+                cpus +
                 "\\\"}\" >&4; echo '{\"ev\":\"slot_done\"}' >&4; sleep 0.3; "
-                "echo \"{\\\"ev\\\":\\\"after\\\",\\\"cpus\\\":\\\"" + cpus + "\\\"}\" >&4"};
+                "echo \"{\\\"ev\\\":\\\"after\\\",\\\"cpus\\\":\\\"" +
+                cpus + "\\\"}\" >&4"};
   s.slot_cpu = cpu;
   const sandbox::Outcome o = sandbox::run(s);
   ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;

@@ -60,6 +60,14 @@ def test_a_call_that_does_not_wait_on_the_host_never_asks():
     assert not t.last_quiet
 
 
+def test_with_quiet_timing_all_every_timed_loop_asks():
+    quiet = FakeQuiet()
+    t = _timer(False, quiet)
+    t.quiet_all = True
+    t.run(lambda: None)
+    assert quiet.log[0] == "ask" and quiet.log[-1] == "end"
+
+
 def test_a_refused_quiet_is_not_given_back():
     quiet = FakeQuiet(grant=False)
     t = _timer(True, quiet)
