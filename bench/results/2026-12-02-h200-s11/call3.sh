@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# session 11, call 3: the slot holder pinned to a GPU-local CPU; masked_select (and a few more
+# session 11, call 3: the slot holder pinned to a GPU-local CPU; with KBX_QUIET_TIMING=all, masked_select (and a few more
 # experts) twice back to back; the quiet_hog adversarial candidate; the torch.compile workload over
 # a longer window with more lanes (JOBS, default 14) and --jobs 1 beside it on Activation/gelu
 export PATH=/opt/torch/.venv/bin:$PATH KBX_PROBE_LIB=$PWD/.carry/lib/libkbx_probe.so PYTHONUNBUFFERED=1
@@ -11,10 +11,10 @@ echo "== $(date -u +%T) experts of Index, Loss and airy_ai, twice"
 TASKS=$(ls solutions/expert/Index/*.py solutions/expert/Loss/*.py | sed 's|solutions/expert/||; s|\.py$||' | paste -sd,),Math/airy_ai
 for k in 1 2; do
   t0=$(date +%s)
-  KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kx$k timeout --signal=INT 80 $KBX eval --method expert \
+  KBX_QUIET_TIMING=all KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kx$k timeout --signal=INT 80 $KBX eval --method expert \
     --candidates solutions/expert --tasks "$TASKS" --device cuda --db $OUT/rep$k.db --fresh > $OUT/rep$k.log 2>&1
   echo "run $k: exit $? wall $(( $(date +%s) - t0 )) s, evaluated $(grep -c '^eval' $OUT/rep$k.log), not passed: $(grep '^eval' $OUT/rep$k.log | grep -vc ' passed ')"
-  grep "slot holders run on" $OUT/rep$k.log
+  grep -E "slot holders run on|KBX_QUIET_TIMING" $OUT/rep$k.log; echo "  quiet: candidate loops $(grep -o quiet_wanted $OUT/rep$k.log | wc -l), reference cases $(grep -c eager_quiet=1 $OUT/rep$k.log)"
   rm -rf /dev/shm/kx$k
 done
 python3 bench/compare_runs.py $OUT/rep1.db $OUT/rep2.db > $OUT/repeatability.txt 2>&1; tail -n 3 $OUT/repeatability.txt
