@@ -378,6 +378,12 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "~/.cache/kbx/references; used only while candidates are confined)");
   eval->add_option("--ref-cache-mb", ev.ref_cache_mb,
                    "the reference cache's size cap, oldest entries removed first (default 16384)");
+  eval->add_option("--quiet-timing", ev.quiet_timing,
+                   "which timed loops run with the run's other jobs frozen (cuda): host-bound "
+                   "(calls that wait on the host inside, as masked_select's), all (steadier "
+                   "timings, less work done meanwhile) or off (default: $KBX_QUIET_TIMING, else "
+                   "host-bound)")
+      ->check(CLI::IsMember({"host-bound", "all", "off"}));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "

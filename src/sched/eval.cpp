@@ -222,6 +222,19 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
       std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (2 * gib), 1024));
 }
 
+std::string quiet_timing_mode(const std::string& flag) {
+  std::string mode = flag;
+  if (mode.empty()) {
+    const char* from_env = std::getenv("KBX_QUIET_TIMING");
+    mode = from_env && *from_env ? from_env : "host-bound";
+  }
+  if (mode != "host-bound" && mode != "all" && mode != "off") {
+    throw Error("KBX_QUIET_TIMING=" + mode +
+                ": not a quiet-timing mode; use host-bound, all or off");
+  }
+  return mode;
+}
+
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(6, lanes / 2 + 2);
@@ -271,15 +284,14 @@ int run_eval(const EvalOptions& options) {
   // On the GPU, a slot holder timing a host-bound call has every other job frozen meanwhile.
   sandbox::QuietRoom quiet_room;
   WorkerEnv env;
+  const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
   if (o.device == "cuda") {
-    env.quiet = &quiet_room;
+    if (quiet != "off") env.quiet = &quiet_room;
+    env.quiet_all = quiet == "all";
+    if (quiet != "host-bound") say("quiet timing: " + quiet);
     env.slot_cpu = slot_cpu_for(o.gpus.empty() ? slot_key(visible_devices()) : o.gpus.front(),
                                 kNvidiaProc, kPciDevices);
     if (env.slot_cpu >= 0) say(fmt::format("timing slot holders run on CPU {}", env.slot_cpu));
-    const char* quiet = std::getenv("KBX_QUIET_TIMING");
-    env.quiet_all = quiet && std::string(quiet) == "all";
-    if (env.quiet_all)
-      say("every timed loop runs with the other jobs frozen (KBX_QUIET_TIMING=all)");
   }
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =
@@ -315,6 +327,7 @@ int run_eval(const EvalOptions& options) {
                   {"jobs", o.jobs},
                   {"gpus", o.gpus},
                   {"time", o.time},
+                  {"quiet_timing", quiet},
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;

@@ -28,6 +28,9 @@ struct EvalOptions {
   std::string ref_cache;
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
+  /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
+  /// empty: $KBX_QUIET_TIMING, else "host-bound".
+  std::string quiet_timing;
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
   bool fresh = false;  ///< start a new run even if the same command ran before
@@ -59,6 +62,10 @@ int default_jobs(const std::string& device, unsigned cores);
 /// took 90% of a reference worker's time, three workers were the pipeline's bottleneck); on the
 /// CPU one (the lanes have the cores).
 int reference_workers(const std::string& device, int lanes);
+
+/// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "host-bound";
+/// throws naming the variable and the modes when it is none of host-bound, all, off.
+std::string quiet_timing_mode(const std::string& flag);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept
 /// for the slot holder's full-size tensors, 2 GiB for each other job (its CUDA context and

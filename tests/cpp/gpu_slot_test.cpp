@@ -235,6 +235,24 @@ TEST_F(GpuSlotTest, SlotCpuIsNearTheGpuAndOnePerGpu) {
   EXPECT_EQ(sched::slot_cpu_for("0", dir_ / "none", pci), usable.back());
 }
 
+TEST_F(GpuSlotTest, QuietTimingModeComesFromTheFlagThenTheEnvironment) {
+  ::unsetenv("KBX_QUIET_TIMING");
+  EXPECT_EQ(sched::quiet_timing_mode(""), "host-bound");
+  EXPECT_EQ(sched::quiet_timing_mode("all"), "all");
+  ::setenv("KBX_QUIET_TIMING", "off", 1);
+  EXPECT_EQ(sched::quiet_timing_mode(""), "off");
+  EXPECT_EQ(sched::quiet_timing_mode("all"), "all") << "the flag wins";
+  ::setenv("KBX_QUIET_TIMING", "sometimes", 1);
+  try {
+    sched::quiet_timing_mode("");
+    ADD_FAILURE() << "a bad mode was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KBX_QUIET_TIMING=sometimes"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("host-bound, all or off"), std::string::npos);
+  }
+  ::unsetenv("KBX_QUIET_TIMING");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));
