@@ -368,7 +368,6 @@ class CudaTimer:
         # on the host inside: its timed batches run with every other job frozen. None: never.
         self.quiet = None
         self.last_quiet = False  # whether the last run()'s batches ran on a quiet host
-        self.host_bound = False  # whether the last warm-up's first call waited on the host
         # KBX_QUIET_TIMING=all (set by the supervisor): every timed loop asks for a quiet host
         self.quiet_all = os.environ.get("KBX_QUIET_TIMING") == "all"
 
@@ -394,22 +393,22 @@ class CudaTimer:
         torch.cuda._sleep(max(1, int(self.hold_ms * self.cycles_per_ms)))
 
     def _estimate_ms(self, fn):
-        """Warm-up: the time per call, and whether the first call waited on the host inside
-        (asked only when there is a quiet host to ask for)."""
+        """Warm-up: (the time per call, whether the first call waited on the host inside). The
+        latter is asked only when there is a quiet host to ask for."""
         torch.cuda.synchronize(self.device)
         t0 = time.perf_counter()
         calls = 0
-        self.host_bound = False
+        host_bound = False
         while calls < WARMUP_MIN_CALLS or (time.perf_counter() - t0) * 1e3 < self.warmup_ms:
             if calls == 0 and self.quiet is not None:
-                self.host_bound = _calls_synchronising(fn)
+                host_bound = _calls_synchronising(fn)
             else:
                 fn()
             calls += 1
             if calls >= 1000:
                 break
             torch.cuda.synchronize(self.device)
-        return (time.perf_counter() - t0) * 1e3 / calls
+        return (time.perf_counter() - t0) * 1e3 / calls, host_bound
 
     def _batch(self, fn, reps, before_each=None, after_each=None):
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
@@ -469,8 +468,8 @@ class CudaTimer:
         returned. Both run inside the timer's own probe-tagged work."""
         t_estimate = time.perf_counter()
         self.last_phases = {}
-        min_reps, batch = reps_for(self._estimate_ms(fn), self.min_reps, self.batch,
-                                   self.budget_ms)
+        estimate_ms, host_bound = self._estimate_ms(fn)
+        min_reps, batch = reps_for(estimate_ms, self.min_reps, self.batch, self.budget_ms)
         t0 = time.perf_counter()
         self.last_phases["estimate"] = t0 - t_estimate
         self.last_ids = []
@@ -478,7 +477,7 @@ class CudaTimer:
         samples = []
         # A call that waits on the host is timed from its first kernel to its last, host gaps
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
-        wanted = self.host_bound or getattr(self, "quiet_all", False)
+        wanted = host_bound or self.quiet_all
         self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
         try:
             while len(samples) < self.max_reps:

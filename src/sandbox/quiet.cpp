@@ -39,7 +39,7 @@ bool cgroup_frozen(const fs::path& cgroup) {
 
 QuietRoom::~QuietRoom() {
   std::lock_guard<std::mutex> lock(mu_);
-  thaw_all();
+  end_hush();
 }
 
 int QuietRoom::join(pid_t process_group, const fs::path& cgroup) {
@@ -56,10 +56,7 @@ void QuietRoom::leave(int id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it == members_.end()) return;
-  if (owner_ == id) {
-    owner_ = -1;
-    thaw_all();
-  }
+  if (owner_ == id) end_hush();
   thaw(it->second, monotonic_seconds());
   members_.erase(it);
 }
@@ -68,10 +65,7 @@ void QuietRoom::set_holding(int id, bool holding) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it == members_.end()) return;
-  if (!holding && owner_ == id) {
-    owner_ = -1;
-    thaw_all();
-  }
+  if (!holding && owner_ == id) end_hush();
   it->second.holding = holding;
   if (holding) thaw(it->second, monotonic_seconds());  // another GPU's holder hushed it
 }
@@ -100,16 +94,12 @@ bool QuietRoom::hush(int id) {
 
 void QuietRoom::unhush(int id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (owner_ != id) return;
-  owner_ = -1;
-  thaw_all();
+  if (owner_ == id) end_hush();
 }
 
 void QuietRoom::expire(int id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (owner_ != id || monotonic_seconds() - hushed_at_ < max_quiet_seconds_) return;
-  owner_ = -1;
-  thaw_all();
+  if (owner_ == id && monotonic_seconds() - hushed_at_ >= max_quiet_seconds_) end_hush();
 }
 
 double QuietRoom::frozen_seconds(int id) const {
@@ -146,7 +136,8 @@ void QuietRoom::thaw(Member& m, double now) {
   m.frozen_total += now - m.frozen_since;
 }
 
-void QuietRoom::thaw_all() {
+void QuietRoom::end_hush() {
+  owner_ = -1;
   const double now = monotonic_seconds();
   for (auto& [id, m] : members_) thaw(m, now);
 }

@@ -56,7 +56,7 @@ class QuietRoom {
   };
   void freeze(Member& m, double now);
   void thaw(Member& m, double now);
-  void thaw_all();
+  void end_hush();  ///< no owner; every member thawed
 
   double max_quiet_seconds_;
   mutable std::mutex mu_;

@@ -374,7 +374,11 @@ int run_eval(const EvalOptions& options) {
   }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
-  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus};
+  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus, {}};
+  for (size_t k = 0; env.slot_cpu >= 0 && k < o.gpus.size(); ++k) {  // one CPU per GPU
+    jobs.slot_cpus.push_back(
+        slot_cpu_for(o.gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
+  }
   InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
   if (!pending.empty()) warm.get();  // it imports while the references run

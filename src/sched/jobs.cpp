@@ -51,9 +51,7 @@ Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t
   if (!ctx.gpus.empty()) {
     const size_t k = lane % ctx.gpus.size();
     env.gpu = ctx.gpus[k];
-    if (env.slot_cpu >= 0) {
-      env.slot_cpu = slot_cpu_for(env.gpu, kNvidiaProc, kPciDevices, static_cast<int>(k));
-    }
+    if (k < ctx.slot_cpus.size()) env.slot_cpu = ctx.slot_cpus[k];
   }
   const fs::path job_dir =
       env.work_dir / "jobs" / (t.category + "__" + t.name + "__" + std::to_string(c.id));

@@ -76,6 +76,9 @@ struct JobContext {
   /// --gpus: lane k runs its jobs on gpus[k % size] (one timing slot per GPU); empty: the GPU
   /// of this process's CUDA_VISIBLE_DEVICES.
   std::vector<std::string> gpus;
+  /// The CPU slot holders of gpus[k] are pinned to (sandbox::Spawn::slot_cpu); empty: the one of
+  /// cand_env for every job.
+  std::vector<int> slot_cpus;
 };
 
 /// Strikes at which a job is stored as killed_harness instead of being run again.

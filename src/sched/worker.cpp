@@ -298,6 +298,22 @@ std::string worker_gpu(const WorkerEnv& env) {
   return env.gpu.empty() ? visible_devices() : env.gpu;
 }
 
+namespace {
+
+/// The PCI bus ids of the GPUs the driver lists (one folder each under nvidia_proc), sorted.
+std::vector<std::string> gpu_bus_ids(const fs::path& nvidia_proc) {
+  std::vector<std::string> buses;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(nvidia_proc, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    buses.push_back(it->path().filename().string());
+  }
+  std::sort(buses.begin(), buses.end());
+  return buses;
+}
+
+}  // namespace
+
 std::vector<std::string> resolve_gpus(const std::string& flag, const std::string& visible,
                                       const fs::path& nvidia_proc) {
   std::vector<std::string> gpus;
@@ -312,12 +328,7 @@ std::vector<std::string> resolve_gpus(const std::string& flag, const std::string
     if (!visible.empty()) {
       add_list(visible);
     } else {
-      std::error_code ec;
-      size_t count = 0;
-      for (auto it = fs::directory_iterator(nvidia_proc, ec); !ec && it != fs::directory_iterator();
-           it.increment(ec)) {
-        ++count;
-      }
+      const size_t count = gpu_bus_ids(nvidia_proc).size();
       for (size_t i = 0; i < count; ++i) gpus.push_back(std::to_string(i));
     }
     if (gpus.empty()) {
@@ -364,13 +375,7 @@ int slot_cpu_for(const std::string& gpu, const fs::path& nvidia_proc, const fs::
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
   const auto usable = [&](int c) { return c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed); };
-  std::vector<std::string> buses;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(nvidia_proc, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    buses.push_back(it->path().filename().string());
-  }
-  std::sort(buses.begin(), buses.end());
+  const std::vector<std::string> buses = gpu_bus_ids(nvidia_proc);
   int index = 0;
   try {
     index = gpu.empty() ? 0 : std::stoi(gpu);

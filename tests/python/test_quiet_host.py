@@ -27,11 +27,10 @@ def _timer(host_bound, quiet, batch=None):
     t = timer_module.CudaTimer.__new__(timer_module.CudaTimer)
     t.min_reps, t.max_reps, t.batch, t.budget_ms = 10, 2000, 10, 500.0
     t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
-    t.quiet, t.last_quiet, t.host_bound = quiet, False, False
+    t.quiet, t.last_quiet, t.quiet_all = quiet, False, False
 
     def estimate(fn):
-        t.host_bound = host_bound
-        return 0.1
+        return 0.1, host_bound
 
     def batches(fn, reps, before_each, after_each):
         quiet.log.append("batch") if quiet is not None else None
