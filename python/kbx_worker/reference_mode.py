@@ -50,10 +50,9 @@ def fresh_twins(cases):
 
 
 class _TaskFiles:
-    """Where a task's case files go. While the task holds the GPU's timing slot, the tensors are
-    copied on the GPU and written after it hands the slot back (flush): writing gigabytes of
-    inputs, results and float64 shadows took most of a reference's time on the H200, and other
-    jobs' timed loops need no idle GPU for it."""
+    """Where a task's case files go. The full-size cases' tensors are copied on the GPU and
+    written together at the task's end (flush), by several threads: writing gigabytes of inputs,
+    results and float64 shadows one file at a time took most of a reference's time on the H200."""
 
     MAX_PENDING_BYTES = 8 << 30  # per worker: up to six run at once beside the candidates
     # Files written at once by flush(): filling tmpfs pages is about 1.5-2 GB/s per thread, and
@@ -105,9 +104,11 @@ class _TaskFiles:
                 future.result()  # a failed write raises here, as it would have in order
 
 
-def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0, files=None):
+def _run_case(ref, job, case, device, files=None):
+    """Runs one case's reference (and its float64 shadow) and saves its files; returns the case's
+    event, unsent: a full case's eager timing is added to it later, under the timing slot."""
     t0 = time.perf_counter()
-    phases = {"slot_wait": slot_wait_s}  # seconds per step, for KBX_DEBUG_TIMING
+    phases = {}  # seconds per step, for KBX_DEBUG_TIMING
     last_mark = [t0]
 
     def lap(name):
@@ -170,18 +171,33 @@ def _run_case(ref, job, case, device, channel, timer, slot_wait_s=0.0, files=Non
         lap("shadow")
     if case.tier == "full" and ref.cost is not None:
         ev["cost"] = ref.cost(*args, **kwargs)
-    if timer is not None and case.tier == "full":
-        ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
-        ev["probe_ids"] = timer.last_ids if timer.probe.active else []
-        lap("eager")
-        for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
-            phases["eager_" + step] = value
-        if job.get("compile_baseline"):
-            ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
-            lap("compiled")
     ev["seconds"] = time.perf_counter() - t0
     ev["phases"] = {k: round(v, 4) for k, v in phases.items()}
-    channel.send("case", **ev)
+    return ev
+
+
+def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):
+    """Adds a full case's eager timing (and the torch.compile baseline's) to its event, on inputs
+    made again from the case's seed (the same values): the call runs alone on the GPU here, so
+    the rest of the case (its files, its float64 shadow) ran before, outside the slot."""
+    t0 = time.perf_counter()
+    args, kwargs = case.make(Ctx(ev["case_seed"], device))
+    args = list(args)
+    sync(device)
+    phases = ev["phases"]
+    phases["slot_wait"] = round(slot_wait_s, 4)
+    phases["remake"] = round(time.perf_counter() - t0, 4)
+    t_eager = time.perf_counter()
+    ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+    ev["probe_ids"] = timer.last_ids if timer.probe.active else []
+    phases["eager"] = round(time.perf_counter() - t_eager, 4)
+    for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
+        phases["eager_" + step] = round(value, 4)
+    if job.get("compile_baseline"):
+        t_compiled = time.perf_counter()
+        ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
+        phases["compiled"] = round(time.perf_counter() - t_compiled, 4)
+    ev["seconds"] += time.perf_counter() - t0
 
 
 def _time_compiled(ref, job, args, kwargs, device, timer):
@@ -253,13 +269,14 @@ def sync_all():
         torch.cuda.synchronize()
 
 
-def run(request, channel):
+def run(request, channel, timer=None):
+    """timer: the eager timer (tests pass a stand-in); by default a CudaTimer when the request
+    asks for timing on a GPU."""
     device = request["device"]
-    timer = None
-    if request.get("time") and torch.device(device).type == "cuda":
+    if timer is None and request.get("time") and torch.device(device).type == "cuda":
         timer = CudaTimer(device, **request.get("timer", {}))
-        if request.get("gpu_slot"):
-            timer.quiet = channel  # host-bound eager calls are timed with the other jobs frozen
+    if timer is not None and request.get("gpu_slot"):
+        timer.quiet = channel  # eager loops are timed with the other jobs frozen (as configured)
     for job in request["jobs"]:
         t0 = time.perf_counter()
         try:
@@ -270,27 +287,33 @@ def run(request, channel):
             ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
             tiers = set(job["tiers"])
             ran = [c for c in ref.cases if c.tier in tiers]
-            # The edge and small cases run beside other jobs; from the first full-size case on
-            # (with the eager and compiled timing, and the fresh twins) the task holds the GPU's
-            # timing slot, handed back at its end (issue 14).
-            # Its files are written after that (_TaskFiles).
+            twins = fresh_twins(ran) if job.get("fresh_twin") else []
+            # Eager timing off for this job: its samples are cached (the supervisor adds them).
+            timing = timer is not None and job.get("time_eager", True)
+            # Every case runs beside other jobs; only the eager timing of the full-size cases
+            # holds the GPU's timing slot (issue 14), taken once per task after the rest. The
+            # full-size cases' files wait on the GPU and go in one flush (_TaskFiles).
             files = _TaskFiles()
-            if timer is not None and job.get("compile_baseline"):
+            if timing and job.get("compile_baseline"):
                 prewarm_compiled(ref, job, [c for c in ran if c.tier == "full"], device)
-            with _SlotSpan(channel, request.get("gpu_slot")) as slot:
-                for case in ran:
-                    waited = slot.take() if case.tier == "full" else 0.0
-                    files.defer = slot.held
-                    _run_case(ref, job, case, device, channel, timer, waited, files)
-                for twin in fresh_twins(ran) if job.get("fresh_twin") else []:
-                    waited = slot.take()
-                    files.defer = slot.held
-                    _run_case(ref, job, twin, device, channel, timer, waited, files)
+            to_time = []  # (case, its event): sent after their timing
+            for case in ran + twins:
+                files.defer = case.tier in ("full", "fresh")
+                ev = _run_case(ref, job, case, device, files)
+                if timing and case.tier in ("full", "fresh"):
+                    to_time.append((case, ev))
+                else:
+                    channel.send("case", **ev)
             t_write = time.perf_counter()
             files.flush()
+            write_s = time.perf_counter() - t_write
+            with _SlotSpan(channel, request.get("gpu_slot")) as slot:
+                for case, ev in to_time:
+                    if case.tier == "full":
+                        _time_case(ref, job, case, ev, device, timer, slot.take())
+                    channel.send("case", **ev)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
-                         seconds=time.perf_counter() - t0,
-                         write_s=time.perf_counter() - t_write)
+                         seconds=time.perf_counter() - t0, write_s=write_s)
         except Exception as exc:  # a broken reference is reported, the next task still runs
             channel.send("task_error", task=job["task"], label=job.get("label", ""),
                          type=type(exc).__name__, message=str(exc)[:4000],

@@ -19,6 +19,7 @@
 #include "plan/candidates.h"
 #include "revision.h"
 #include "sandbox/warm.h"
+#include "sched/baselines.h"
 #include "sched/evaluate.h"
 #include "sched/gpu_slot.h"
 #include "sched/jobs.h"
@@ -143,38 +144,6 @@ std::string environment_fingerprint(const WorkerEnv& env) {
                 o.describe() + " " + o.stderr_kept.substr(0, 500));
   }
   return environment_of(hello, env).value("fingerprint", "");
-}
-
-/// torch.compile baselines: cached samples go into the reference's events, fresh ones into the
-/// cache (per environment fingerprint and task hash).
-void use_compile_baselines(store::Store& db, const std::string& fp,
-                           const std::vector<ReferenceJob>& jobs,
-                           const std::map<std::string, store::CaseSamples>& cached,
-                           std::map<std::string, ReferenceCases>& refs) {
-  for (const auto& job : jobs) {
-    auto it = refs.find(job.task->id() + "|ref");
-    if (it == refs.end() || !it->second.error.empty()) continue;
-    auto& cases = it->second.cases;
-    if (!job.compile_baseline) {
-      const auto& samples = cached.at(job.task->id());
-      for (auto& ev : cases) {
-        auto s = samples.find(ev.value("case", ""));
-        if (s != samples.end()) ev["compile_ms"] = s->second, ev["compile_cached"] = true;
-      }
-      continue;
-    }
-    store::CaseSamples fresh;
-    for (const auto& ev : cases) {
-      if (ev.contains("compile_error")) {  // the report shows "-"; the log says why
-        say(fmt::format("torch.compile baseline of {} {}: {}", job.task->id(), ev.value("case", ""),
-                        ev.value("compile_error", "")));
-      }
-      auto samples = timing::compile_samples(ev);
-      if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);
-    }
-    if (!fresh.empty())
-      store::save_baseline(db, fp, job.task->id(), job.task->hash, "compile", fresh);
-  }
 }
 
 /// A scratch folder of this process alone: the run, the database and a random nonce in its name.
@@ -390,6 +359,8 @@ int run_eval(const EvalOptions& options) {
   }
   std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
+  const bool eager_baseline = o.time && o.device == "cuda";  // eager timings cached per machine
+  const std::string worker_hash = eager_baseline ? worker_sources_hash() : "";
   // The reference cache: only while candidates are confined (an unconfined one, as this user,
   // could write into it and forge every later run's references).
   std::optional<ReferenceCache> ref_cache;
@@ -402,7 +373,7 @@ int run_eval(const EvalOptions& options) {
     }
   }
   const std::string fp =
-      (compile_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
+      (eager_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
   // candidates of the chunks before it; a task's files go when its last job ends, and at most
   // kChunksAhead chunks of tasks have files on disk besides the one being computed.
@@ -447,6 +418,23 @@ int run_eval(const EvalOptions& options) {
       }
       job.compile_baseline = cached[job.task->id()].empty();
     }
+    // task -> cached eager samples (events, probe): a task with them is not timed again
+    std::map<std::string, EagerSamples> eager;
+    for (auto& job : ref_jobs) {
+      if (!eager_baseline) break;
+      if (!o.retime_baselines) {
+        std::lock_guard<std::mutex> lock(db_mu);
+        eager[job.task->id()] = cached_eager(db, fp, *job.task, job.seed, worker_hash);
+      }
+      // the compile baseline is timed in the eager pass (the same inputs, under the slot)
+      job.time_eager = eager[job.task->id()].first.empty() || job.compile_baseline;
+      if (!job.time_eager) {
+        say(
+            fmt::format("reference {}: eager timings from this machine's cache "
+                        "(--retime-baselines times them again)",
+                        job.task->id()));
+      }
+    }
     std::vector<std::string> cache_keys;  // per job; those restored are not stored again
     std::vector<bool> restored;
     for (const auto& job : ref_jobs) {
@@ -456,6 +444,10 @@ int run_eval(const EvalOptions& options) {
       if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));
     }
     auto refs = run_references(env, ref_jobs, o.time, hello);
+    if (eager_baseline) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      use_eager_baselines(db, fp, worker_hash, ref_jobs, eager, refs);
+    }
     for (size_t k = 0; ref_cache && k < ref_jobs.size(); ++k) {
       auto it = refs.find(ref_jobs[k].task->id() + "|ref");
       if (!restored[k] && it != refs.end())

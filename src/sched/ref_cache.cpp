@@ -15,8 +15,6 @@
 namespace kbx::sched {
 namespace fs = std::filesystem;
 
-namespace {
-
 /// SHA-256 over the worker package's Python sources, in name order.
 std::string worker_sources_hash() {
   const fs::path dir = kbx_home() / "python" / "kbx_worker";
@@ -30,6 +28,8 @@ std::string worker_sources_hash() {
   for (const auto& f : files) all += f.filename().string() + '\0' + read_file(f) + '\0';
   return sha256_hex(all);
 }
+
+namespace {
 
 std::uint64_t folder_bytes(const fs::path& dir) {
   std::uint64_t total = 0;

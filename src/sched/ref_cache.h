@@ -10,6 +10,10 @@
 
 namespace kbx::sched {
 
+/// SHA-256 over the Python worker's sources: a change there invalidates every cached reference
+/// and timing.
+std::string worker_sources_hash();
+
 /// Reference work kept across runs and methods (issue 14): a task's reference outputs, float64
 /// shadows, inputs and case events (with the eager timings), under a key of everything they
 /// depend on (task hash, seed, tiers, whether eager is timed, the machine's fingerprint, the

@@ -123,6 +123,7 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
          {"tf32", job.task->contract.tf32},
          {"fresh_twin", time_eager && env.device == "cuda"},
          {"compile_baseline", job.compile_baseline && time_eager},
+         {"time_eager", job.time_eager},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }

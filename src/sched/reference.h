@@ -28,6 +28,7 @@ struct ReferenceJob {
   std::vector<std::string> save_tiers;  ///< tiers whose files are written; empty: all of tiers
   bool compile_baseline = false;        ///< also time torch.compile of the reference (full cases)
   std::filesystem::path in_dir;         ///< where the inputs go; empty: out_dir
+  bool time_eager = true;  ///< time the full cases' eager calls (false: their samples are cached)
 };
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

@@ -30,11 +30,19 @@ def _reference_and_job(tmp_path, reference_text, backend):
     return ref, job
 
 
+def _run_timed(ref, job, case, events, timer):
+    """A full case as the reference worker runs it with timing: the case, then its eager (and
+    compiled) loops."""
+    ev = reference_mode._run_case(ref, job, case, "cpu")
+    reference_mode._time_case(ref, job, case, ev, "cpu", timer)
+    events.send("case", **ev)
+
+
 def _run(tmp_path, reference_text):
     ref, job = _reference_and_job(tmp_path, reference_text, "eager")
     events = Events()
     timer = StandInTimer(reps=3, ms=0.5)
-    reference_mode._run_case(ref, job, ref.cases[0], "cpu", events, timer)
+    _run_timed(ref, job, ref.cases[0], events, timer)
     return events.events[-1], timer
 
 
@@ -83,7 +91,7 @@ def test_prewarm_compiles_before_the_slot_and_the_slot_only_hits_the_cache(tmp_p
     counters.clear()
     events = Events()
     for case in ref.cases:
-        reference_mode._run_case(ref, job, case, "cpu", events, StandInTimer(reps=3, ms=0.5))
+        _run_timed(ref, job, case, events, StandInTimer(reps=3, ms=0.5))
     timed = dict(counters["inductor"])
     assert timed.get("fxgraph_cache_miss", 0) == 0, timed
     assert timed.get("fxgraph_cache_hit", 0) >= 1, timed
@@ -101,5 +109,5 @@ def test_a_prewarm_that_fails_leaves_the_compile_and_its_error_to_the_slot(tmp_p
     monkeypatch.setattr(reference_mode.torch, "compile", refuse)
     assert reference_mode.prewarm_compiled(ref, job, ref.cases, "cpu") >= 0.0
     events = Events()
-    reference_mode._run_case(ref, job, ref.cases[0], "cpu", events, StandInTimer(reps=3, ms=0.5))
+    _run_timed(ref, job, ref.cases[0], events, StandInTimer(reps=3, ms=0.5))
     assert events.events[-1]["compile_error"] == "RuntimeError: no compiler here"

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from standins import Events
+from standins import Events, StandInTimer
 from kbx_worker import candidate_mode, reference_mode
 from kbx_worker.proto import Channel
 
@@ -107,19 +107,56 @@ def test_a_closed_pipe_instead_of_go_ends_the_worker():
     os.close(ev_r)
 
 
-def test_the_reference_holds_the_slot_from_its_first_full_case_to_the_tasks_end(tmp_path):
+def _reference_order(tmp_path, timer, **job_fields):
     task = tmp_path / "task"
-    task.mkdir()
+    task.mkdir(exist_ok=True)
     (task / "reference.py").write_text(REFERENCE)
     events = SlotEvents()
     job = {"task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-           "tiers": ["edge", "small", "full"], "out_dir": str(tmp_path / "ref")}
+           "tiers": ["edge", "small", "full"], "out_dir": str(tmp_path / "ref"), **job_fields}
     reference_mode.run({"device": "cpu", "gpu_slot": True, "jobs": [job, dict(job, label="y")]},
-                       events)
-    order = [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
-             if e["ev"] in ("case", "slot_wanted", "slot_done", "task_done")]
-    per_task = ["small_one", "slot_wanted", "perf_one", "small_two", "slot_done", "task_done"]
+                       events, timer=timer)
+    return events.events, [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
+                           if e["ev"] in ("case", "slot_wanted", "slot_done", "task_done")]
+
+
+def test_the_reference_holds_the_slot_only_for_its_eager_timing(tmp_path):
+    """Its cases (full ones and fresh twins included) run beside other jobs; the slot is taken
+    once per task, after them, for the full cases' eager loops, and handed back before
+    task_done. The full cases' events carry their timings."""
+    timer = StandInTimer(reps=3)
+    events, order = _reference_order(tmp_path, timer, fresh_twin=True)
+    per_task = ["small_one", "small_two", "slot_wanted", "perf_one", "perf_one__fresh",
+                "slot_done", "task_done"]
     assert order == per_task * 2
+    full = [e for e in events if e.get("case") == "perf_one"]
+    assert [e["eager_ms"] for e in full] == [[1.0] * 3] * 2
+    assert all("eager_ms" not in e for e in events if e.get("case") == "perf_one__fresh")
+    assert timer.calls == 6  # three timed calls of the one full case, per task
+
+
+def test_a_reference_whose_eager_timing_is_cached_takes_no_slot(tmp_path):
+    timer = StandInTimer(reps=3)
+    events, order = _reference_order(tmp_path, timer, fresh_twin=True, time_eager=False)
+    assert "slot_wanted" not in order and "slot_done" not in order
+    assert "perf_one" in order and "perf_one__fresh" in order
+    assert timer.calls == 0 and all("eager_ms" not in e for e in events)
+
+
+def test_the_timed_inputs_are_the_cases_own_values(tmp_path):
+    """The eager loop runs on inputs made again from the case's seed: the same values as the
+    judged call's (its inputs file)."""
+    seen = []
+
+    class Recording(StandInTimer):
+        def run(self, fn, before_each=None, after_each=None):
+            seen.append(fn())
+            return super().run(fn, before_each, after_each)
+
+    _reference_order(tmp_path, Recording(reps=1))
+    from kbx_worker import tensorio
+    ref_out = tensorio.read_kbt(str(tmp_path / "ref" / "perf_one.ref.kbt"), "cpu")
+    assert len(seen) == 2 and all(bool((s == list(ref_out.values())[0]).all()) for s in seen)
 
 
 IN_PLACE_REFERENCE = textwrap.dedent('''
@@ -157,17 +194,19 @@ def _reference_files(tmp_path, name, gpu_slot):
     events = FilesAtSlotDone(out)
     reference_mode.run({"device": "cpu", "gpu_slot": gpu_slot, "jobs": [{
         "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-        "tiers": ["edge", "small", "full"], "out_dir": str(out)}]}, events)
+        "tiers": ["edge", "small", "full"], "out_dir": str(out)}]}, events,
+        timer=StandInTimer(reps=2) if gpu_slot else None)
     return events, {f: (out / f).read_bytes() for f in sorted(os.listdir(out))}
 
 
-def test_full_case_files_are_written_after_the_slot_goes_back_and_hold_the_same_bytes(tmp_path):
+def test_full_case_files_are_written_before_the_slot_is_asked_for_and_hold_the_same_bytes(
+        tmp_path):
+    """The eager loops (which update the inputs in place here) run after every file is written:
+    the files hold the pristine inputs and the judged call's results, as without timing."""
     held, files_held = _reference_files(tmp_path, "with_slot", True)
     _, files_plain = _reference_files(tmp_path, "without_slot", False)
     assert held.at_slot_done is not None
-    assert "small_one.in.kbt" in held.at_slot_done  # the small case's files at once
-    assert not any(f.startswith("perf_one") for f in held.at_slot_done)  # the full case's later
-    order = [e["ev"] for e in held.events if e["ev"] in ("slot_done", "task_done")]
-    assert order == ["slot_done", "task_done"]
-    assert "perf_one.in.kbt" in files_held and "perf_one.ref.kbt" in files_plain
+    assert "perf_one.in.kbt" in held.at_slot_done and "perf_one.ref.kbt" in held.at_slot_done
+    order = [e["ev"] for e in held.events if e["ev"] in ("slot_wanted", "slot_done", "task_done")]
+    assert order == ["slot_wanted", "slot_done", "task_done"]
     assert files_held == files_plain  # pristine inputs, results and shadows, bit for bit

@@ -1,0 +1,93 @@
+#include "sched/baselines.h"
+
+#include <fmt/format.h>
+
+#include "common/util.h"
+#include "sched/progress.h"
+#include "timing/case_timing.h"
+
+namespace kbx::sched {
+using nlohmann::json;
+
+void use_compile_baselines(store::Store& db, const std::string& fp,
+                           const std::vector<ReferenceJob>& jobs,
+                           const std::map<std::string, store::CaseSamples>& cached,
+                           std::map<std::string, ReferenceCases>& refs) {
+  for (const auto& job : jobs) {
+    auto it = refs.find(job.task->id() + "|ref");
+    if (it == refs.end() || !it->second.error.empty()) continue;
+    auto& cases = it->second.cases;
+    if (!job.compile_baseline) {
+      const auto& samples = cached.at(job.task->id());
+      for (auto& ev : cases) {
+        auto s = samples.find(ev.value("case", ""));
+        if (s != samples.end()) ev["compile_ms"] = s->second, ev["compile_cached"] = true;
+      }
+      continue;
+    }
+    store::CaseSamples fresh;
+    for (const auto& ev : cases) {
+      if (ev.contains("compile_error")) {  // the report shows "-"; the log says why
+        say(fmt::format("torch.compile baseline of {} {}: {}", job.task->id(), ev.value("case", ""),
+                        ev.value("compile_error", "")));
+      }
+      auto samples = timing::compile_samples(ev);
+      if (!samples.empty()) fresh[ev.value("case", "")] = std::move(samples);
+    }
+    if (!fresh.empty())
+      store::save_baseline(db, fp, job.task->id(), job.task->hash, "compile", fresh);
+  }
+}
+
+std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker) {
+  return {fmt::format("eager/seed={}/worker={}", seed, worker.substr(0, 16)),
+          fmt::format("eager_probe/seed={}/worker={}", seed, worker.substr(0, 16))};
+}
+
+EagerSamples cached_eager(store::Store& db, const std::string& fp, const suite::Task& task,
+                          std::uint64_t seed, const std::string& worker) {
+  const auto [events_kind, probe_kind] = eager_kinds(seed, worker);
+  return {store::cached_baseline(db, fp, task.id(), task.hash, events_kind),
+          store::cached_baseline(db, fp, task.id(), task.hash, probe_kind)};
+}
+
+void use_eager_baselines(store::Store& db, const std::string& fp, const std::string& worker,
+                         const std::vector<ReferenceJob>& jobs,
+                         const std::map<std::string, EagerSamples>& cached,
+                         std::map<std::string, ReferenceCases>& refs) {
+  for (const auto& job : jobs) {
+    auto it = refs.find(job.task->id() + "|ref");
+    if (it == refs.end() || !it->second.error.empty()) continue;
+    auto& cases = it->second.cases;
+    const auto [events_kind, probe_kind] = eager_kinds(job.seed, worker);
+    if (!job.time_eager) {
+      const auto& [events, probe] = cached.at(job.task->id());
+      for (auto& ev : cases) {
+        if (ev.value("tier", "") != "full") continue;
+        const std::string name = ev.value("case", "");
+        if (auto e = events.find(name); e != events.end()) ev["eager_ms"] = e->second;
+        if (auto p = probe.find(name); p != probe.end()) ev["eager_probe_ms"] = p->second;
+        ev["eager_cached"] = true;
+      }
+      continue;
+    }
+    store::CaseSamples events, probe;
+    bool all_events = true, all_probe = true;
+    for (const auto& ev : cases) {
+      if (ev.value("tier", "") != "full") continue;
+      const std::string name = ev.value("case", "");
+      auto e = ev.value("eager_ms", std::vector<double>{});
+      auto p = ev.value("eager_probe_ms", std::vector<double>{});
+      all_events = all_events && !e.empty();
+      all_probe = all_probe && !p.empty();
+      if (!e.empty()) events[name] = std::move(e);
+      if (!p.empty()) probe[name] = std::move(p);
+    }
+    if (!all_events || events.empty()) continue;  // a case failed or was not timed
+    store::save_baseline(db, fp, job.task->id(), job.task->hash, events_kind, events);
+    store::save_baseline(db, fp, job.task->id(), job.task->hash, probe_kind,
+                         all_probe ? probe : store::CaseSamples{});
+  }
+}
+
+}  // namespace kbx::sched

@@ -1,0 +1,43 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/reference.h"
+#include "store/baselines.h"
+#include "store/store.h"
+
+namespace kbx::sched {
+
+/// A task's cached eager samples: the CUDA events' and the probe's, per full case.
+using EagerSamples = std::pair<store::CaseSamples, store::CaseSamples>;
+
+/// torch.compile baselines: cached samples go into the reference's events, fresh ones into the
+/// cache (per environment fingerprint and task hash).
+void use_compile_baselines(store::Store& db, const std::string& fp,
+                           const std::vector<ReferenceJob>& jobs,
+                           const std::map<std::string, store::CaseSamples>& cached,
+                           std::map<std::string, ReferenceCases>& refs);
+
+/// The baseline kinds of a reference's eager timings at a seed (the values of some cases, such
+/// as a mask's, set the work) and by the worker's code (its timer): the CUDA events' samples and
+/// the probe's.
+std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker);
+
+/// A task's cached eager samples at a seed under the machine's fingerprint fp; the first is
+/// empty when nothing is cached.
+EagerSamples cached_eager(store::Store& db, const std::string& fp, const suite::Task& task,
+                          std::uint64_t seed, const std::string& worker);
+
+/// Eager timings done once per machine (issue 14): a job that was not timed (time_eager false)
+/// gets its cached samples in its full cases' events ("eager_cached": true); a timed job's
+/// samples are cached when every full case has them. Call before the reference cache stores
+/// the events.
+void use_eager_baselines(store::Store& db, const std::string& fp, const std::string& worker,
+                         const std::vector<ReferenceJob>& jobs,
+                         const std::map<std::string, EagerSamples>& cached,
+                         std::map<std::string, ReferenceCases>& refs);
+
+}  // namespace kbx::sched

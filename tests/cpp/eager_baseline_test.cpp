@@ -1,0 +1,87 @@
+#include "sched/baselines.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace kbx {
+namespace {
+
+using nlohmann::json;
+
+suite::Task task_named(const std::string& hash) {
+  suite::Task t;
+  t.category = "Math";
+  t.name = "add";
+  t.hash = hash;
+  return t;
+}
+
+/// A reference's events: an edge case and two full ones, timed or not.
+std::map<std::string, sched::ReferenceCases> refs_of(bool timed) {
+  sched::ReferenceCases rc;
+  rc.cases.push_back({{"case", "edge_a"}, {"tier", "edge"}});
+  for (const char* name : {"perf_a", "perf_b"}) {
+    json ev = {{"case", name}, {"tier", "full"}};
+    if (timed) ev["eager_ms"] = {1.0, 2.0, 3.0}, ev["eager_probe_ms"] = {0.9, 1.9};
+    rc.cases.push_back(ev);
+  }
+  return {{"Math/add|ref", rc}};
+}
+
+TEST(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  const suite::Task task = task_named("h1");
+  sched::ReferenceJob job;
+  job.task = &task;
+  job.seed = 7;
+  auto timed = refs_of(true);
+  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, timed);
+  const auto cached = sched::cached_eager(db, "fp", task, 7, "w1");
+  ASSERT_EQ(cached.first.size(), 2u);
+  EXPECT_EQ(cached.first.at("perf_b"), (std::vector<double>{1.0, 2.0, 3.0}));
+  EXPECT_EQ(cached.second.at("perf_a"), (std::vector<double>{0.9, 1.9}));
+
+  job.time_eager = false;
+  auto untimed = refs_of(false);
+  sched::use_eager_baselines(db, "fp", "w1", {job}, {{"Math/add", cached}}, untimed);
+  const auto& cases = untimed.at("Math/add|ref").cases;
+  EXPECT_FALSE(cases[0].contains("eager_ms"));  // an edge case is never timed
+  for (size_t k = 1; k < 3; ++k) {
+    EXPECT_EQ(cases[k]["eager_ms"], json({1.0, 2.0, 3.0}));
+    EXPECT_EQ(cases[k]["eager_probe_ms"], json({0.9, 1.9}));
+    EXPECT_TRUE(cases[k].value("eager_cached", false));
+  }
+}
+
+TEST(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  const suite::Task task = task_named("h1");
+  sched::ReferenceJob job;
+  job.task = &task;
+  job.seed = 7;
+  auto timed = refs_of(true);
+  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, timed);
+  EXPECT_FALSE(sched::cached_eager(db, "fp", task, 7, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 8, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 7, "w2").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db, "fp2", task, 7, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db, "fp", task_named("h2"), 7, "w1").first.empty());
+}
+
+TEST(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  const suite::Task task = task_named("h1");
+  sched::ReferenceJob job;
+  job.task = &task;
+  auto refs = refs_of(true);
+  refs.at("Math/add|ref").cases[2].erase("eager_ms");  // its timing failed
+  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, refs);
+  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 0, "w1").first.empty());
+}
+
+}  // namespace
+}  // namespace kbx
