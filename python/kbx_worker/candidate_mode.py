@@ -20,7 +20,7 @@ from .casegen import Ctx
 from .calls import classify_exception, same_bits, save_result, set_tf32, sync
 from .static import check_source
 from .taskload import Reference, load_module
-from .tensorio import read_kbt, write_kbt
+from .tensorio import DeferredFiles, read_kbt, write_kbt
 from .timer import CudaTimer, Reservoir, l2_guard, tampered, variant_rounds
 
 
@@ -238,9 +238,14 @@ def _read_source(path):
     return raw.decode("utf-8")
 
 
-def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel, **facts):
+def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
+                 held=None, **facts):
     """One call whose result the supervisor judges: run it, save the outputs and the inputs it
-    changed, report the case. False when it failed (the failure is reported)."""
+    changed, report the case. False when it failed (the failure is reported). held: a
+    HeldReports that keeps the files and the report until the timing slot is handed back (not
+    for a random case, whose second draw reads its inputs again)."""
+    if case.get("random"):
+        held = None
     before = counter.count
     t_call = time.perf_counter()
     try:
@@ -259,8 +264,9 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     # that is one of them travels once.
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     dedup = () if case.get("random") else list(changed)
-    structure, meta = save_result(result, base + ".cand.kbt", tensors, device, updated=dedup)
-    write_kbt(base + ".cand_after.kbt", changed)
+    structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
+                                  held.write if held else True, updated=dedup)
+    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
     save_s = time.perf_counter() - t_save
     if case.get("random"):
         try:  # a second draw on the same inputs, with another seed, for the judge
@@ -271,9 +277,35 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
         except Exception as exc:
             _fail(channel, "run", exc, case=case["name"])
             return False
-    channel.send("case", case=case["name"], structure=structure, outputs=meta,
-                 triton_launches=counter.count - before, call_s=call_s, save_s=save_s, **facts)
+    (held or channel).send("case", case=case["name"], structure=structure, outputs=meta,
+                           triton_launches=counter.count - before, call_s=call_s, save_s=save_s,
+                           **facts)
     return True
+
+
+class HeldReports:
+    """The full-size cases' outputs and reports while the job holds the GPU's timing slot: the
+    outputs are copied on the GPU and written, then reported, once the slot is handed back
+    (writing them was a quarter of the candidates' slot time on the H200). A report goes only
+    after its files are whole: the supervisor reads them as soon as it comes."""
+
+    def __init__(self, channel):
+        self.channel = channel
+        self.files = DeferredFiles()
+        self.files.defer = True
+        self.reports = []
+
+    def write(self, path, named):
+        self.files.write(path, named)
+
+    def send(self, ev, **fields):
+        self.reports.append((ev, fields))
+
+    def release(self):
+        reports, self.reports = self.reports, []
+        self.files.flush()
+        for ev, fields in reports:
+            self.channel.send(ev, **fields)
 
 
 def _load(tensors, values):
@@ -315,7 +347,8 @@ def _snapshot(result, tensors):
 
 class SlotWait:
     """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
-    edge and small cases run beside other jobs, the full-size ones and the timed loops alone."""
+    edge and small cases run beside other jobs, the full-size ones and the timed loops alone.
+    Handed back once, when the timed loops are over (the supervisor never grants it again)."""
 
     def __init__(self, channel, wanted):
         self.channel, self.wanted, self.held = channel, wanted, False
@@ -324,6 +357,13 @@ class SlotWait:
         if self.wanted and not self.held:
             self.channel.wait_for_slot()
             self.held = True
+
+    def hand_back(self):
+        if self.held:
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+            self.channel.send("slot_done")
+            self.held = False
 
 
 def _decoys(inputs, twin, count):
@@ -343,7 +383,7 @@ def _decoys(inputs, twin, count):
 
 
 def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel,
-               seed=0):
+               held=None, seed=0):
     """Times a full case on fresh values for every call: before each timed call (outside its
     timed span) the timer writes one of several value variants into the case's tensors: the
     case's own, its fresh twin's (from the reference worker, with reference outputs) and
@@ -406,11 +446,11 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         args2, kwargs2 = decode_call(twin["call"], fresh)
         pristine = {k: v.detach().clone() for k, v in fresh.items()}
         return _judged_call(entry, twin, fresh, args2, kwargs2, pristine, counter, device, channel,
-                            read_s=0.0, inputs_from=fresh_from)
-    return _report_judged(twin, judged, fresh, device, channel, inputs_from=fresh_from)
+                            held, read_s=0.0, inputs_from=fresh_from)
+    return _report_judged(twin, judged, fresh, device, channel, held, inputs_from=fresh_from)
 
 
-def _report_judged(twin, judged, pristine, device, channel, **facts):
+def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):
     """Saves and reports a timed call's copied result, as _judged_call does for a call of its
     own."""
     sync(device)
@@ -419,12 +459,12 @@ def _report_judged(twin, judged, pristine, device, channel, **facts):
     t_save = time.perf_counter()
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
-                                  updated=list(changed))
-    write_kbt(base + ".cand_after.kbt", changed)
-    channel.send("case", case=twin["name"], structure=structure, outputs=meta,
-                 triton_launches=judged["launches"], call_s=0.0,
-                 save_s=time.perf_counter() - t_save, read_s=0.0, timed_call=judged["call"],
-                 **facts)
+                                  held.write if held else True, updated=list(changed))
+    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    (held or channel).send("case", case=twin["name"], structure=structure, outputs=meta,
+                           triton_launches=judged["launches"], call_s=0.0,
+                           save_s=time.perf_counter() - t_save, read_s=0.0,
+                           timed_call=judged["call"], **facts)
     return True
 
 
@@ -463,12 +503,27 @@ def run(request, channel):
     will_time = (bool(request.get("time")) and torch.device(device).type == "cuda"
                  and not static_reject)
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
-    timed = []
     slot = SlotWait(channel, bool(request.get("gpu_slot")))
+    held = HeldReports(channel) if slot.wanted else None
+    try:
+        _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held)
+    finally:  # the slot back, then the held files written and reported, whatever happened
+        slot.hand_back()
+        if held is not None:
+            held.release()
+    return 0
+
+
+def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held):
+    """The cases in order, then the full ones' timed loops; the full-size work holds the slot
+    (its files and reports wait in `held`)."""
+    twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
+    timed = []
     for case in request["cases"]:
         if case.get("fresh_of") and will_time:
             continue  # runs right after its base case is timed
-        if case["tier"] in ("full", "fresh"):
+        full_size = case["tier"] in ("full", "fresh")
+        if full_size:
             slot.take()
         t_read = time.perf_counter()
         tensors, inputs_from = inputs.get(case)
@@ -476,10 +531,10 @@ def run(request, channel):
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
         if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
-                            read_s=read_s, inputs_from=inputs_from):
+                            held if full_size else None, read_s=read_s, inputs_from=inputs_from):
             if _last_failure["kind"] in _GO_ON_AFTER:
                 continue
-            return 0
+            return
         if case["tier"] == "full":
             timed.append((case, args, kwargs, tensors))
     if will_time and timed:
@@ -489,7 +544,6 @@ def run(request, channel):
             timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
         for case, args, kwargs, tensors in timed:
             if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
-                              inputs, counter, device, channel,
+                              inputs, counter, device, channel, held,
                               seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0)):
-                return 0
-    return 0
+                return

@@ -9,9 +9,7 @@ only folder a candidate sees):
   shadow_after the float64 inputs after the shadow call
 """
 
-import concurrent.futures
 import os
-import queue
 import time
 import traceback
 
@@ -49,61 +47,6 @@ def fresh_twins(cases):
     return [FreshTwin(c) for c in cases if c.tier == "full" and not getattr(c, "random", False)]
 
 
-class _TaskFiles:
-    """Where a task's case files go. The full-size cases' tensors are copied on the GPU and
-    written together at the task's end (flush), by several threads: writing gigabytes of inputs,
-    results and float64 shadows one file at a time took most of a reference's time on the H200."""
-
-    MAX_PENDING_BYTES = 8 << 30  # per worker: up to six run at once beside the candidates
-    # Files written at once by flush(): filling tmpfs pages is about 1.5-2 GB/s per thread, and
-    # a full-size task has 1-8 GB of files; the threads scale (different files).
-    WRITERS = 4
-    _buffers = []  # one pinned staging buffer per writer thread, made on the first flush
-
-    def __init__(self):
-        self.defer = False
-        self.pending = []
-        self.pending_bytes = 0
-
-    def write(self, path, named):
-        if self.defer:
-            nbytes = sum(t.numel() * t.element_size() for t in named.values())
-            if self.pending_bytes + nbytes <= self.MAX_PENDING_BYTES:
-                try:
-                    copies = {k: t.detach().clone() for k, t in named.items()}
-                    self.pending.append((path, copies))
-                    self.pending_bytes += nbytes
-                    return
-                except torch.cuda.OutOfMemoryError:
-                    pass
-            self.flush()  # the GPU's memory back, then this one straight away
-        tensorio.write_kbt(path, named)
-
-    def flush(self):
-        pending, self.pending, self.pending_bytes = self.pending, [], 0
-        if len(pending) <= 1:
-            for path, named in pending:
-                tensorio.write_kbt(path, named)
-            return
-        if torch.cuda.is_available() and not self._buffers:
-            self._buffers.extend(tensorio.pinned_buffer() for _ in range(self.WRITERS))
-        free = queue.SimpleQueue()  # staging buffers; CPU tensors need none
-        for buf in self._buffers if torch.cuda.is_available() else [None] * self.WRITERS:
-            free.put(buf)
-
-        def write(item):
-            buf = free.get()
-            try:
-                tensorio.write_kbt(item[0], item[1], staging=buf)
-            finally:
-                free.put(buf)
-                item[1].clear()  # the GPU copies go as soon as their file is written
-
-        with concurrent.futures.ThreadPoolExecutor(self.WRITERS) as pool:
-            for future in [pool.submit(write, item) for item in pending]:
-                future.result()  # a failed write raises here, as it would have in order
-
-
 def _run_case(ref, job, case, device, files=None):
     """Runs one case's reference (and its float64 shadow) and saves its files; returns the case's
     event, unsent: a full case's eager timing is added to it later, under the timing slot."""
@@ -127,7 +70,7 @@ def _run_case(ref, job, case, device, files=None):
     in_base = os.path.join(job.get("in_dir") or job["out_dir"], case.name)
     save = ("full" if case.tier == "fresh" else case.tier) in job.get("save_tiers", job["tiers"])
 
-    files = files or _TaskFiles()
+    files = files or tensorio.DeferredFiles()
 
     def write_kbt(path, named):  # a case of an unsaved tier runs, but nothing reads its files
         if save:
@@ -292,8 +235,8 @@ def run(request, channel, timer=None):
             timing = timer is not None and job.get("time_eager", True)
             # Every case runs beside other jobs; only the eager timing of the full-size cases
             # holds the GPU's timing slot (issue 14), taken once per task after the rest. The
-            # full-size cases' files wait on the GPU and go in one flush (_TaskFiles).
-            files = _TaskFiles()
+            # full-size cases' files wait on the GPU and go in one flush (tensorio.DeferredFiles).
+            files = tensorio.DeferredFiles()
             if timing and job.get("compile_baseline"):
                 prewarm_compiled(ref, job, [c for c in ran if c.tier == "full"], device)
             to_time = []  # (case, its event): sent after their timing

@@ -379,10 +379,10 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
   eval->add_option("--ref-cache-mb", ev.ref_cache_mb,
                    "the reference cache's size cap, oldest entries removed first (default 16384)");
   eval->add_option("--quiet-timing", ev.quiet_timing,
-                   "which timed loops run with the run's other jobs frozen (cuda): host-bound "
-                   "(calls that wait on the host inside, as masked_select's), all (steadier "
-                   "timings, less work done meanwhile) or off (default: $KBX_QUIET_TIMING, else "
-                   "host-bound)")
+                   "which timed loops run with the run's other jobs frozen (cuda): all (no other "
+                   "job's GPU or CPU work overlaps a timed loop), host-bound (only calls that "
+                   "wait on the host inside, as masked_select's: more work done meanwhile, "
+                   "noisier timings) or off (default: $KBX_QUIET_TIMING, else all)")
       ->check(CLI::IsMember({"host-bound", "all", "off"}));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
@@ -421,7 +421,8 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
       ->check(CLI::IsMember({"eager", "eager,compile", "compile"}))
       ->capture_default_str();
   eval->add_flag("--retime-baselines", ev.retime_baselines,
-                 "time cached baselines (torch.compile) again");
+                 "time cached baselines (eager, torch.compile) again: both are cached per machine "
+                 "fingerprint, task and seed");
 }
 
 /// Adds kbx eval's flags to cmd, bound to f (which must outlive the parse).

@@ -225,6 +225,7 @@ struct SlotState {
   double wanted_at = -1;  ///< seconds after the spawn when the worker asked; -1: not yet
   size_t events_seen = 0;
   bool held = false;
+  bool closed = false;      ///< handed back for good (Spawn::slot_handback_once)
   int member = -1;          ///< the job's id in Spawn::quiet; -1: none
   bool pinned = false;      ///< its main thread runs on Spawn::slot_cpu only
   cpu_set_t cpus_before{};  ///< the CPUs it had before
@@ -276,17 +277,21 @@ void answer(int request_fd, const char* line) {
 /// the spawn allows it, its "slot_done": the slot is released and may be asked for again. A
 /// holder's "quiet_wanted" is answered on its request pipe ("quiet" or "loud"), "quiet_done" ends
 /// it.
-void note_slot_events(const Spawn& s, const Outcome& out, SlotState& st, double t0, pid_t worker,
+void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pid_t worker,
                       int request_fd) {
   for (; st.events_seen < out.events.size(); ++st.events_seen) {
     const std::string ev = out.events[st.events_seen].value("ev", "");
-    if (st.wanted_at < 0 && ev == "slot_wanted") {
+    if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
       st.wanted_at = monotonic_seconds() - t0;
-    } else if (ev == "slot_done" && s.slot_handback && st.held) {
+    } else if (ev == "slot_done" && (s.slot_handback || s.slot_handback_once) && st.held) {
       set_slot_priority(worker, false);
       set_slot_cpu(worker, s.slot_cpu, false, st.cpus_before, st.pinned);
       release_slot(s, st);
       st.wanted_at = -1;
+      if (!s.slot_handback) {
+        st.closed = true;
+        out.slot_released_after = static_cast<int>(st.events_seen) + 1;
+      }
     } else if (ev == "quiet_wanted") {
       const bool quiet = s.quiet && st.held && s.quiet->hush(st.member);
       answer(request_fd, quiet ? "quiet\n" : "loud\n");

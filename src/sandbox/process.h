@@ -50,8 +50,13 @@ struct Spawn {
   /// waiting for it does not count against limits.wall_seconds.
   ExclusiveSlot* slot = nullptr;
   /// A trusted worker (the references) may hand the slot back with a "slot_done" event and ask
-  /// for it again later; a candidate's is released only once its processes are dead.
+  /// for it again later.
   bool slot_handback = false;
+  /// A candidate may hand it back once, with "slot_done" when its timed loops are over (its file
+  /// writes and teardown then run beside other jobs); it is never granted again, and any timing
+  /// after that is not trusted (Outcome::slot_released_after). Otherwise a candidate's slot is
+  /// released only once its processes are dead.
+  bool slot_handback_once = false;
   /// The worker's "done" ends it: its processes are killed at once and the slot released then,
   /// not after its teardown (the worker synchronised the GPU and flushed its probe records before
   /// saying done); an exit by that kill counts as exit 0. A worker that says done early is cut
@@ -92,6 +97,9 @@ struct Outcome {
   bool probe_truncated = false;        ///< more than kMaxProbeBytes came; the rest was dropped
   /// How many events had come when the worker was given the slot (Spawn::slot); -1: never.
   int slot_granted_after = -1;
+  /// How many events had come when the worker handed the slot back for good
+  /// (Spawn::slot_handback_once); -1: never.
+  int slot_released_after = -1;
   double slot_wait_seconds = 0;  ///< from "slot_wanted" to the grant
 
   /// "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s", ...

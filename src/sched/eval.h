@@ -29,7 +29,7 @@ struct EvalOptions {
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
-  /// empty: $KBX_QUIET_TIMING, else "host-bound".
+  /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
@@ -63,7 +63,7 @@ int default_jobs(const std::string& device, unsigned cores);
 /// CPU one (the lanes have the cores).
 int reference_workers(const std::string& device, int lanes);
 
-/// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "host-bound";
+/// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.
 std::string quiet_timing_mode(const std::string& flag);
 

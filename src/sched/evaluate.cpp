@@ -500,6 +500,10 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
             verdict::timed_without_slot(first_event_index(o, "timing"), o.slot_granted_after)) {
       return finish(fail->status, fail->detail);
     }
+    if (auto fail =
+            verdict::timed_after_handback(last_event_index(o, "timing"), o.slot_released_after)) {
+      return finish(fail->status, fail->detail);
+    }
   }
   // A static reject under --track triton: the worker still ran the cases (untimed), so the
   // levels can say whether the values were right (how the job fares under --track any).

@@ -233,6 +233,7 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
   // On the GPU its teardown (0.15-0.2 s of the driver freeing the CUDA context on the H200)
   // would hold the timing slot for nothing: the job ends at its "done".
   spawn.end_at_done = slot != nullptr;
+  spawn.slot_handback_once = slot != nullptr;  // after its timed loops: files, teardown beside
   spawn.quiet = env.quiet;
   spawn.slot_cpu = env.slot_cpu;
   spawn.env = worker_environment(env, view.job_dir);
@@ -284,6 +285,13 @@ nlohmann::json first_event(const sandbox::Outcome& o, const std::string& name) {
 
 int first_event_index(const sandbox::Outcome& o, const std::string& name) {
   for (size_t i = 0; i < o.events.size(); ++i) {
+    if (o.events[i].value("ev", "") == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int last_event_index(const sandbox::Outcome& o, const std::string& name) {
+  for (size_t i = o.events.size(); i-- > 0;) {
     if (o.events[i].value("ev", "") == name) return static_cast<int>(i);
   }
   return -1;

@@ -25,6 +25,13 @@ std::optional<Failure> timed_without_slot(int first_timing, int granted_after) {
                  "times may overlap another job's GPU work)"};
 }
 
+std::optional<Failure> timed_after_handback(int last_timing, int released_after) {
+  if (last_timing < 0 || released_after < 0 || last_timing < released_after) return std::nullopt;
+  return Failure{Status::TimerTampered,
+                 "the worker timed its calls after it handed the GPU's timing slot back (its "
+                 "times may overlap another job's GPU work)"};
+}
+
 std::optional<Failure> static_failure(const std::optional<StaticEvent>& facts,
                                       const std::string& entry, const std::string& track) {
   if (!facts) return std::nullopt;

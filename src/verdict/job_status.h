@@ -29,6 +29,11 @@ std::optional<Failure> protocol_failure(const std::string& problem);
 /// (TimerTampered). nullopt when the timings came after the grant.
 std::optional<Failure> timed_without_slot(int first_timing, int granted_after);
 
+/// A "timing" event after the worker handed the slot back for good (last_timing: the index of
+/// the last one, -1 when none; released_after: how many events had come at the hand-back, -1
+/// when never) was timed beside other jobs' GPU work (TimerTampered); nullopt otherwise.
+std::optional<Failure> timed_after_handback(int last_timing, int released_after);
+
 /// What the source alone decides, before any of its code runs: a syntax error, no `entry`
 /// function at module level, or under track "triton" no @triton.jit kernel (StaticReject: the
 /// job fails, but its cases still run, untimed, for the levels). nullopt when the source passes

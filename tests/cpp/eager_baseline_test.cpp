@@ -1,7 +1,6 @@
-#include "sched/baselines.h"
-
 #include <gtest/gtest.h>
 
+#include "sched/baselines.h"
 #include "test_util.h"
 
 namespace kbx {

@@ -122,6 +122,47 @@ TEST_F(GpuSlotTest, ACandidatesSlotDoneIsIgnored) {
   EXPECT_FALSE(slot_free_while_it_runs(false));
 }
 
+TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
+  // A candidate (slot_handback_once): its slot_done after its timed loops frees the slot for the
+  // next job while it writes its files; asking again gets no "go", and a timing after the
+  // hand-back is not trusted.
+  sched::GpuSlot mine("0"), other("0");
+  sandbox::Spawn s = handback_worker(&mine, false);
+  s.slot_handback_once = true;
+  s.argv = {"/bin/bash", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"slot_done\"}' >&4; sleep 0.6; "
+            "echo '{\"ev\":\"slot_wanted\"}' >&4; "
+            "if read -t 1 go2 <&3; then echo '{\"ev\":\"granted\"}' >&4; "
+            "else echo '{\"ev\":\"refused\"}' >&4; fi; "
+            "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"done\"}' >&4"};
+  sandbox::Outcome o;
+  std::thread worker([&] { o = sandbox::run(s); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool free_while_it_runs = other.try_acquire();
+  if (free_while_it_runs) other.release();
+  worker.join();
+  EXPECT_TRUE(free_while_it_runs);
+  ASSERT_EQ(o.events.size(), 7u) << o.stderr_kept;
+  EXPECT_EQ(o.events[4]["ev"], "refused");
+  EXPECT_EQ(o.slot_released_after, 3);  // after its slot_done, the third event
+  EXPECT_FALSE(
+      verdict::timed_without_slot(sched::first_event_index(o, "timing"), o.slot_granted_after));
+  auto fail =
+      verdict::timed_after_handback(sched::last_event_index(o, "timing"), o.slot_released_after);
+  ASSERT_TRUE(fail);
+  EXPECT_EQ(fail->status, verdict::Status::TimerTampered);
+  EXPECT_FALSE(mine.held());
+}
+
+TEST(TimedAfterHandback, OnlyTimingsBeforeTheHandBackAreTrusted) {
+  EXPECT_FALSE(verdict::timed_after_handback(-1, 3));  // nothing timed
+  EXPECT_FALSE(verdict::timed_after_handback(2, 3));   // timed, then handed back
+  EXPECT_FALSE(verdict::timed_after_handback(5, -1));  // never handed back
+  EXPECT_TRUE(verdict::timed_after_handback(3, 3));
+  EXPECT_TRUE(verdict::timed_after_handback(6, 3));
+}
+
 TEST_F(GpuSlotTest, OneHolderAtATime) {
   sched::GpuSlot a("0"), b("0"), other_gpu("1");
   EXPECT_TRUE(a.try_acquire());
@@ -237,8 +278,8 @@ TEST_F(GpuSlotTest, SlotCpuIsNearTheGpuAndOnePerGpu) {
 
 TEST_F(GpuSlotTest, QuietTimingModeComesFromTheFlagThenTheEnvironment) {
   ::unsetenv("KBX_QUIET_TIMING");
-  EXPECT_EQ(sched::quiet_timing_mode(""), "host-bound");
-  EXPECT_EQ(sched::quiet_timing_mode("all"), "all");
+  EXPECT_EQ(sched::quiet_timing_mode(""), "all");
+  EXPECT_EQ(sched::quiet_timing_mode("host-bound"), "host-bound");
   ::setenv("KBX_QUIET_TIMING", "off", 1);
   EXPECT_EQ(sched::quiet_timing_mode(""), "off");
   EXPECT_EQ(sched::quiet_timing_mode("all"), "all") << "the flag wins";

@@ -65,8 +65,39 @@ def test_the_slot_is_asked_for_once_before_the_first_full_case(tmp_path):
     candidate_mode.run(_request(tmp_path, True), events)
     order = _order(events.events)
     assert order.count("slot_wanted") == 1
-    assert order.index("slot_wanted") == order.index("perf_one") - 1
     assert order.index("small_one") < order.index("slot_wanted")
+
+
+class CandidateFilesAtSlotDone(SlotEvents):
+    """Records the job folder's files at the candidate's slot_done and at each case report."""
+
+    def __init__(self, folder):
+        super().__init__()
+        self.folder, self.at = folder, {}
+
+    def send(self, ev, **fields):
+        self.at[fields.get("case", ev)] = sorted(os.listdir(self.folder))
+        super().send(ev, **fields)
+
+
+def test_a_candidate_hands_the_slot_back_once_then_writes_and_reports_its_full_cases(tmp_path):
+    """The full case's outputs wait (copies) while the slot is held; after slot_done they are
+    written, and only then reported: the supervisor reads them as soon as the report comes."""
+    request = _request(tmp_path, True)
+    events = CandidateFilesAtSlotDone(tmp_path / "job")
+    candidate_mode.run(request, events)
+    order = [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
+             if e["ev"] in ("case", "slot_wanted", "slot_done")]
+    assert order == ["small_one", "slot_wanted", "small_two", "slot_done", "perf_one"]
+    assert "perf_one.cand.kbt" not in events.at["slot_done"]
+    assert "perf_one.cand.kbt" in events.at["perf_one"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    unslotted = dict(request, gpu_slot=False, cases=[
+        dict(c, out_prefix=str(plain / c["name"])) for c in request["cases"]])
+    candidate_mode.run(unslotted, Events())
+    assert (plain / "perf_one.cand.kbt").read_bytes() == (
+        tmp_path / "job" / "perf_one.cand.kbt").read_bytes()
 
 
 def test_no_slot_is_asked_for_without_gpu_slot(tmp_path):

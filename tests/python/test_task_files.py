@@ -1,12 +1,12 @@
-"""A reference worker's deferred case files (reference_mode._TaskFiles): flush() writes every
+"""A reference worker's deferred case files (tensorio.DeferredFiles): flush() writes every
 pending file, several at once, each exactly as write_kbt alone would have."""
 import torch
 
-from kbx_worker import reference_mode, tensorio
+from kbx_worker import tensorio
 
 
 def test_flush_writes_every_pending_file_as_alone(tmp_path):
-    files = reference_mode._TaskFiles()
+    files = tensorio.DeferredFiles()
     files.defer = True
     expected = {}
     for k in range(7):  # more files than writer threads
@@ -27,7 +27,7 @@ def test_flush_writes_every_pending_file_as_alone(tmp_path):
 
 
 def test_a_failed_write_is_raised(tmp_path):
-    files = reference_mode._TaskFiles()
+    files = tensorio.DeferredFiles()
     files.defer = True
     files.write(str(tmp_path / "ok.kbt"), {"x": torch.ones(4)})
     files.write(str(tmp_path / "missing" / "bad.kbt"), {"x": torch.ones(4)})
