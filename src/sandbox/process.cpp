@@ -247,7 +247,8 @@ void set_slot_priority(pid_t worker, bool holding) {
 void set_slot_cpu(pid_t worker, int cpu, bool holding, cpu_set_t& saved, bool& pinned) {
   if (worker <= 0 || cpu < 0 || cpu >= CPU_SETSIZE) return;
   if (holding && !pinned) {
-    if (sched_getaffinity(worker, sizeof saved, &saved) != 0 || !CPU_ISSET(cpu, &saved)) return;
+    // The slot's CPU may be outside the worker's set: kbx keeps it for the holders alone.
+    if (sched_getaffinity(worker, sizeof saved, &saved) != 0) return;
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);

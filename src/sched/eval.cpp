@@ -255,13 +255,23 @@ int run_eval(const EvalOptions& options) {
   sandbox::QuietRoom quiet_room;
   WorkerEnv env;
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
+  std::vector<int> slot_cpus;  // per GPU of --gpus
   if (o.device == "cuda") {
     if (quiet != "off") env.quiet = &quiet_room;
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_cpu = slot_cpu_for(o.gpus.empty() ? slot_key(visible_devices()) : o.gpus.front(),
                                 kNvidiaProc, kPciDevices);
-    if (env.slot_cpu >= 0) say(fmt::format("timing slot holders run on CPU {}", env.slot_cpu));
+    for (size_t k = 0; env.slot_cpu >= 0 && k < o.gpus.size(); ++k) {  // one CPU per GPU
+      slot_cpus.push_back(slot_cpu_for(o.gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
+    }
+    // Before any thread or process starts: they all run on the other CPUs.
+    const bool kept =
+        leave_cpus_to_holders(slot_cpus.empty() ? std::vector<int>{env.slot_cpu} : slot_cpus);
+    if (env.slot_cpu >= 0) {
+      say(fmt::format("timing slot holders run on CPU {}{}", env.slot_cpu,
+                      kept ? " (kept for them: kbx and the other jobs run on the others)" : ""));
+    }
   }
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =
@@ -345,10 +355,7 @@ int run_eval(const EvalOptions& options) {
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
   JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus, {}};
-  for (size_t k = 0; env.slot_cpu >= 0 && k < o.gpus.size(); ++k) {  // one CPU per GPU
-    jobs.slot_cpus.push_back(
-        slot_cpu_for(o.gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
-  }
+  jobs.slot_cpus = slot_cpus;
   InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
   if (!pending.empty()) warm.get();  // it imports while the references run

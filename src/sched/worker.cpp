@@ -378,6 +378,16 @@ std::vector<int> parse_cpulist(const std::string& text) {
   return cpus;
 }
 
+bool leave_cpus_to_holders(const std::vector<int>& cpus) {
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return false;
+  for (int c : cpus) {
+    if (c >= 0 && c < CPU_SETSIZE) CPU_CLR(c, &mine);
+  }
+  if (CPU_COUNT(&mine) == 0) return false;
+  return sched_setaffinity(0, sizeof mine, &mine) == 0;
+}
+
 int slot_cpu_for(const std::string& gpu, const fs::path& nvidia_proc, const fs::path& pci_devices,
                  int skip) {
   cpu_set_t allowed;

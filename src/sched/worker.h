@@ -110,6 +110,12 @@ std::string worker_gpu(const WorkerEnv& env);
 std::vector<std::string> resolve_gpus(const std::string& flag, const std::string& visible,
                                       const std::filesystem::path& nvidia_proc);
 
+/// Takes `cpus` (the slot holders') out of the calling thread's CPUs, which every thread and
+/// process it starts later inherits: a holder waking from a host sync inside a timed call then
+/// never waits behind kbx's own judging or another job on its core. False (nothing changed)
+/// when no CPU would be left or the call failed.
+bool leave_cpus_to_holders(const std::vector<int>& cpus);
+
 /// The CPU a GPU's slot holders run on: the highest-numbered of the CPUs local to the GPU (the
 /// `local_cpulist` of the PCI device that nvidia_proc lists at the position of the GPU's
 /// CUDA_VISIBLE_DEVICES index, in bus order) that this process may use; else the highest it may

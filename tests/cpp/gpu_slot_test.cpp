@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -247,6 +248,46 @@ TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
   if (CPU_COUNT(&mine) > 1) {
     EXPECT_NE(o.events[0]["cpus"], std::to_string(cpu));
   }
+}
+
+TEST_F(GpuSlotTest, TheSlotsCpuIsLeftToItsHolders) {
+  // kbx takes the holders' CPU out of its own set (inherited by every worker it starts); a
+  // holder is still pinned to it, and gets the others back with the slot.
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: nothing to leave";
+  int cpu = -1;
+  for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; --c) {
+    if (CPU_ISSET(c, &mine)) cpu = c;
+  }
+  std::thread kbx_side([&] {  // a thread of its own: the test process keeps its CPUs
+    ASSERT_TRUE(sched::leave_cpus_to_holders({cpu}));
+    cpu_set_t now;
+    ASSERT_EQ(sched_getaffinity(0, sizeof now, &now), 0);
+    EXPECT_FALSE(CPU_ISSET(cpu, &now));
+    EXPECT_EQ(CPU_COUNT(&now), CPU_COUNT(&mine) - 1);
+    sched::GpuSlot slot("0");
+    sandbox::Spawn s = handback_worker(&slot, true);
+    const std::string cpus = allowed_cpus_script();
+    s.argv = {"/bin/sh", "-c",
+              "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"cpus\\\":\\\"" + cpus +
+                  "\\\"}\" >&4; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+                  "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"cpus\\\":\\\"" +
+                  cpus + "\\\"}\" >&4; echo '{\"ev\":\"slot_done\"}' >&4"};
+    s.slot_cpu = cpu;
+    const sandbox::Outcome o = sandbox::run(s);
+    ASSERT_EQ(o.events.size(), 4u) << o.stderr_kept;
+    EXPECT_EQ(o.events[2]["cpus"], std::to_string(cpu)) << "pinned to a CPU outside its set";
+    const auto before = sched::parse_cpulist(o.events[0]["cpus"].get<std::string>());
+    EXPECT_FALSE(before.empty());
+    EXPECT_EQ(std::count(before.begin(), before.end(), cpu), 0) << "it started without it";
+    std::vector<int> all_left;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &now)) all_left.push_back(c);
+    }
+    EXPECT_FALSE(sched::leave_cpus_to_holders(all_left)) << "none would be left";
+  });
+  kbx_side.join();
 }
 
 TEST_F(GpuSlotTest, SlotCpuIsNearTheGpuAndOnePerGpu) {
