@@ -8,7 +8,8 @@ it after its `done` event (the process's teardown, slot still held), and prints
 the totals and the tasks that held the slot longest. With --trace (the file KBX_SLOT_TRACE named
 during the run: every acquire and release of the slot), also how busy the slot was: held
 seconds over the span from its first acquire to its last release, the idle gaps by size, and
-the holders that came after the longest ones.
+the holders that came after the longest ones; and from kbx's own steps in the same trace (session
+12 on), where the pipeline waited: references, the cap on live tasks, the lanes.
     python3 bench/slot_profile.py eval.log[.gz] [--top 12] [--trace slot-trace.txt]
 """
 import argparse
@@ -69,6 +70,63 @@ def print_trace(path, top):
             print(f"  idle {g:6.2f} s at +{at:6.1f} s, then {who}")
 
 
+def read_pipeline(path):
+    """[(seconds, what, who)] of the run's own steps (lines "<t> <what> pipeline <who>")."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split(maxsplit=3)
+            if len(parts) == 4 and parts[2] == "pipeline":
+                out.append((float(parts[0]), parts[1], parts[3].strip()))
+    return out
+
+
+def spans(steps, start, end):
+    """{who: [(t_start, t_end)]} from matching start and end steps of the same who."""
+    opened, out = collections.defaultdict(list), collections.defaultdict(list)
+    for t, what, who in steps:
+        if what == start:
+            opened[who].append(t)
+        elif what == end and opened[who]:
+            out[who].append((opened[who].pop(0), t))
+    return out
+
+
+def mean_concurrency(intervals, first, last):
+    return sum(e - s for s, e in intervals) / max(last - first, 1e-9)
+
+
+def print_pipeline(path):
+    """Where the run's pipeline waited (kbx from session 12 on traces its steps): how many
+    reference chunks and jobs ran at once on average, how long the reference lanes were held at
+    the cap on tasks with files, and a task's way from its references to its verdict."""
+    steps = read_pipeline(path)
+    if not steps:
+        return
+    first, last = steps[0][0], steps[-1][0]
+    refs = [iv for ivs in spans(steps, "refs_start", "refs_done").values() for iv in ivs]
+    jobs = spans(steps, "job_start", "job_end")
+    gate = [iv for ivs in spans(steps, "gate_wait", "gate_pass").values() for iv in ivs]
+    fed = {who: t for t, what, who in steps if what == "fed"}
+    all_jobs = [iv for ivs in jobs.values() for iv in ivs]
+    print(f"pipeline over {last - first:.1f} s: reference chunks {len(refs)} "
+          f"(on average {mean_concurrency(refs, first, last):.2f} at once), jobs {len(all_jobs)} "
+          f"(on average {mean_concurrency(all_jobs, first, last):.2f} at once)")
+    print(f"  reference lanes held at the cap on live tasks: {sum(e - s for s, e in gate):.1f} s "
+          f"in {sum(1 for s, e in gate if e - s > 0.01)} waits")
+    waits = [jobs[t][0][0] - fed[t] for t in fed if jobs.get(t)]
+    lives = [max(e for _, e in jobs[t]) - fed[t] for t in fed if jobs.get(t)]
+    runs = [e - s for s, e in all_jobs]
+    if waits:
+        print(f"  a task from fed to its first job: median {statistics.median(waits):.2f} s; "
+              f"job: median {statistics.median(runs):.2f} s, mean {statistics.mean(runs):.2f} s; "
+              f"live (fed to last job's end): mean {statistics.mean(lives):.2f} s")
+    live_at = [sum(1 for t in fed if fed[t] <= x and jobs.get(t) and max(e for _, e in jobs[t]) > x)
+               for x in [first + k * (last - first) / 50 for k in range(50)]]
+    print(f"  live tasks, sampled 50 times: mean {statistics.mean(live_at):.1f}, "
+          f"max {max(live_at)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
@@ -77,6 +135,7 @@ def main():
     args = ap.parse_args()
     if args.trace:
         print_trace(args.trace, args.top)
+        print_pipeline(args.trace)
     ref = collections.defaultdict(collections.Counter)
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     for line in read(args.log):

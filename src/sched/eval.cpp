@@ -451,7 +451,12 @@ int run_eval(const EvalOptions& options) {
                          ref_cache->restore(cache_keys.back(), job));
       if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));
     }
+    std::string chunk_tasks;  // for the pipeline trace
+    for (const auto& job : ref_jobs)
+      chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
+    trace_pipeline("refs_start", chunk_tasks);
     auto refs = run_references(env, ref_jobs, o.time, hello);
+    trace_pipeline("refs_done", chunk_tasks);
     if (eager_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
       use_eager_baselines(db, fp, worker_hash, ref_jobs, eager, refs);
@@ -478,6 +483,7 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
+      trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));
     }
   };
@@ -514,7 +520,9 @@ int run_eval(const EvalOptions& options) {
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
+        trace_pipeline("gate_wait", fmt::format("chunk{}", i));
         feed.wait_until_live_at_most(kChunksAhead * chunk);
+        trace_pipeline("gate_pass", fmt::format("chunk{}", i));
         json hello;
         feed_chunk(chunks[i], &hello);
       }

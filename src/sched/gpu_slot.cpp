@@ -42,15 +42,28 @@ GpuSlot::GpuSlot(const std::string& visible_devices, std::string holder)
       holder_(std::move(holder)),
       trace_path_(slot_trace_path()) {}
 
-void GpuSlot::trace(const char* what) const {
-  if (trace_path_.empty()) return;
-  // One write per line on an O_APPEND file: lines of concurrent holders do not interleave.
-  const std::string line = fmt::format("{:.6f} {} {} {}\n", monotonic_seconds(), what,
-                                       path_.filename().string(), holder_.empty() ? "-" : holder_);
-  const int fd = open(trace_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+namespace {
+
+void append_trace_line(const fs::path& trace, const char* what, const std::string& where,
+                       const std::string& who) {
+  if (trace.empty()) return;
+  // One write per line on an O_APPEND file: lines of concurrent writers do not interleave.
+  const std::string line =
+      fmt::format("{:.6f} {} {} {}\n", monotonic_seconds(), what, where, who.empty() ? "-" : who);
+  const int fd = open(trace.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;  // a trace is a debugging aid: never a reason to fail a job
   [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
   close(fd);
+}
+
+}  // namespace
+
+void trace_pipeline(const char* what, const std::string& who) {
+  append_trace_line(slot_trace_path(), what, "pipeline", who);
+}
+
+void GpuSlot::trace(const char* what) const {
+  append_trace_line(trace_path_, what, path_.filename().string(), holder_);
 }
 
 GpuSlot::~GpuSlot() {

@@ -44,6 +44,12 @@ std::filesystem::path slot_dir();
 /// bench/slot_profile.py: how busy the slot was and when it sat idle.
 std::filesystem::path slot_trace_path();
 
+/// Appends a line "<monotonic seconds> <what> pipeline <who>" to the slot trace, when there is
+/// one: the run's own steps (a reference chunk started or done, a task fed to the lanes, a job
+/// started or ended, the reference lanes held at the cap on tasks with files), for
+/// bench/slot_profile.py's view of where the pipeline waits.
+void trace_pipeline(const char* what, const std::string& who);
+
 /// The GPU a worker with this CUDA_VISIBLE_DEVICES value runs on, as a lock file name part:
 /// its first entry ("0" when unset or empty).
 std::string slot_key(const std::string& visible_devices);

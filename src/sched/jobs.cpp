@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/util.h"
+#include "sched/gpu_slot.h"
 #include "verdict/status.h"
 
 namespace kbx::sched {
@@ -345,7 +346,9 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
       std::int64_t id = 0;
       try {
         const suite::Task& t = *tasks.at(c.task);
+        trace_pipeline("job_start", c.task);
         Attempt a = attempt(ctx, c, t, *item->refs, &id, k);
+        trace_pipeline("job_end", c.task);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
         if (a.parent_died || fault) {
           // Not a verdict: with several lanes the parent's death may be another job's doing, and

@@ -114,6 +114,28 @@ TEST_F(GpuSlotTest, TraceHasEveryAcquireAndReleaseWithItsHolder) {
                                       "acquire references Cat/b", "release references Cat/b"}));
 }
 
+TEST_F(GpuSlotTest, PipelineStepsGoToTheSameTrace) {
+  const fs::path trace = dir_ / "trace.txt";
+  fs::create_directories(dir_);
+  sched::trace_pipeline("fed", "Cat/a");  // no trace asked for: nothing written anywhere
+  ::setenv("KBX_SLOT_TRACE", trace.c_str(), 1);
+  sched::trace_pipeline("fed", "Cat/a");
+  {
+    sched::GpuSlot a("0", "candidate Cat/a");
+    ASSERT_TRUE(a.try_acquire());
+  }
+  sched::trace_pipeline("job_end", "Cat/a");
+  ::unsetenv("KBX_SLOT_TRACE");
+  std::ifstream in(trace);
+  std::vector<std::string> lines;
+  for (std::string t, what, where, who; in >> t >> what >> where >> who;) {
+    lines.push_back(what + " " + where + " " + who);
+  }
+  EXPECT_EQ(lines,
+            (std::vector<std::string>{"fed pipeline Cat/a", "acquire gpu-0.lock candidate",
+                                      "release gpu-0.lock candidate", "job_end pipeline Cat/a"}));
+}
+
 TEST_F(GpuSlotTest, ATrustedWorkerHandsTheSlotBack) {
   EXPECT_TRUE(slot_free_while_it_runs(true));
 }
