@@ -28,23 +28,30 @@ std::map<std::string, sched::ReferenceCases> refs_of(bool timed) {
   return {{"Math/add|ref", rc}};
 }
 
-TEST(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
-  test::TempDir dir;
-  store::Store db(dir.path() / "k.db");
-  const suite::Task task = task_named("h1");
-  sched::ReferenceJob job;
-  job.task = &task;
-  job.seed = 7;
+/// A database, a task and its reference job at seed 7.
+class EagerBaselines : public ::testing::Test {
+ protected:
+  EagerBaselines() : db_(dir_.path() / "k.db"), task_(task_named("h1")) {
+    job_.task = &task_;
+    job_.seed = 7;
+  }
+  test::TempDir dir_;
+  store::Store db_;
+  suite::Task task_;
+  sched::ReferenceJob job_;
+};
+
+TEST_F(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
   auto timed = refs_of(true);
-  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, timed);
-  const auto cached = sched::cached_eager(db, "fp", task, 7, "w1");
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
+  const auto cached = sched::cached_eager(db_, "fp", task_, 7, "w1");
   ASSERT_EQ(cached.first.size(), 2u);
   EXPECT_EQ(cached.first.at("perf_b"), (std::vector<double>{1.0, 2.0, 3.0}));
   EXPECT_EQ(cached.second.at("perf_a"), (std::vector<double>{0.9, 1.9}));
 
-  job.time_eager = false;
+  job_.time_eager = false;
   auto untimed = refs_of(false);
-  sched::use_eager_baselines(db, "fp", "w1", {job}, {{"Math/add", cached}}, untimed);
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {{"Math/add", cached}}, untimed);
   const auto& cases = untimed.at("Math/add|ref").cases;
   EXPECT_FALSE(cases[0].contains("eager_ms"));  // an edge case is never timed
   for (size_t k = 1; k < 3; ++k) {
@@ -54,32 +61,21 @@ TEST(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
   }
 }
 
-TEST(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
-  test::TempDir dir;
-  store::Store db(dir.path() / "k.db");
-  const suite::Task task = task_named("h1");
-  sched::ReferenceJob job;
-  job.task = &task;
-  job.seed = 7;
+TEST_F(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
   auto timed = refs_of(true);
-  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, timed);
-  EXPECT_FALSE(sched::cached_eager(db, "fp", task, 7, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 8, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 7, "w2").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db, "fp2", task, 7, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db, "fp", task_named("h2"), 7, "w1").first.empty());
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
+  EXPECT_FALSE(sched::cached_eager(db_, "fp", task_, 7, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 8, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w2").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp2", task_, 7, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_named("h2"), 7, "w1").first.empty());
 }
 
-TEST(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
-  test::TempDir dir;
-  store::Store db(dir.path() / "k.db");
-  const suite::Task task = task_named("h1");
-  sched::ReferenceJob job;
-  job.task = &task;
+TEST_F(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
   auto refs = refs_of(true);
   refs.at("Math/add|ref").cases[2].erase("eager_ms");  // its timing failed
-  sched::use_eager_baselines(db, "fp", "w1", {job}, {}, refs);
-  EXPECT_TRUE(sched::cached_eager(db, "fp", task, 0, "w1").first.empty());
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, refs);
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w1").first.empty());
 }
 
 }  // namespace

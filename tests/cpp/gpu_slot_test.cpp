@@ -241,16 +241,18 @@ std::string allowed_cpus_script() {
   return "$(grep Cpus_allowed_list /proc/$$/status | tr -d ' \\t' | cut -d: -f2)";
 }
 
-TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
-  cpu_set_t mine;
-  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
-  int cpu = -1;
-  for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; --c) {
-    if (CPU_ISSET(c, &mine)) cpu = c;
+/// The highest CPU of a set; -1 when it is empty.
+int highest_cpu(const cpu_set_t& set) {
+  for (int c = CPU_SETSIZE - 1; c >= 0; --c) {
+    if (CPU_ISSET(c, &set)) return c;
   }
-  ASSERT_GE(cpu, 0);
-  sched::GpuSlot slot("0");
-  sandbox::Spawn s = handback_worker(&slot, true);
+  return -1;
+}
+
+/// A worker pinned to `cpu` while it holds the slot that reports its CPUs (a cpulist) before,
+/// while and after holding it: events before, slot_wanted, holding, slot_done, after.
+sandbox::Spawn cpus_reporting_worker(sched::GpuSlot* slot, int cpu) {
+  sandbox::Spawn s = handback_worker(slot, true);
   const std::string cpus = allowed_cpus_script();
   s.argv = {"/bin/sh", "-c",
             "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"cpus\\\":\\\"" + cpus +
@@ -261,7 +263,16 @@ TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
                 "echo \"{\\\"ev\\\":\\\"after\\\",\\\"cpus\\\":\\\"" +
                 cpus + "\\\"}\" >&4"};
   s.slot_cpu = cpu;
-  const sandbox::Outcome o = sandbox::run(s);
+  return s;
+}
+
+TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  const int cpu = highest_cpu(mine);
+  ASSERT_GE(cpu, 0);
+  sched::GpuSlot slot("0");
+  const sandbox::Outcome o = sandbox::run(cpus_reporting_worker(&slot, cpu));
   ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
   EXPECT_EQ(o.events[2]["cpus"], std::to_string(cpu));
   EXPECT_EQ(o.events[4]["cpus"], o.events[0]["cpus"]) << "its CPUs are given back with the slot";
@@ -276,10 +287,7 @@ TEST_F(GpuSlotTest, TheSlotsCpuIsLeftToItsHolders) {
   cpu_set_t mine;
   ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
   if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: nothing to leave";
-  int cpu = -1;
-  for (int c = CPU_SETSIZE - 1; c >= 0 && cpu < 0; --c) {
-    if (CPU_ISSET(c, &mine)) cpu = c;
-  }
+  const int cpu = highest_cpu(mine);
   std::thread kbx_side([&] {  // a thread of its own: the test process keeps its CPUs
     ASSERT_TRUE(sched::leave_cpus_to_holders({cpu}));
     cpu_set_t now;
@@ -287,20 +295,13 @@ TEST_F(GpuSlotTest, TheSlotsCpuIsLeftToItsHolders) {
     EXPECT_FALSE(CPU_ISSET(cpu, &now));
     EXPECT_EQ(CPU_COUNT(&now), CPU_COUNT(&mine) - 1);
     sched::GpuSlot slot("0");
-    sandbox::Spawn s = handback_worker(&slot, true);
-    const std::string cpus = allowed_cpus_script();
-    s.argv = {"/bin/sh", "-c",
-              "read req <&3; echo \"{\\\"ev\\\":\\\"before\\\",\\\"cpus\\\":\\\"" + cpus +
-                  "\\\"}\" >&4; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
-                  "echo \"{\\\"ev\\\":\\\"holding\\\",\\\"cpus\\\":\\\"" +
-                  cpus + "\\\"}\" >&4; echo '{\"ev\":\"slot_done\"}' >&4"};
-    s.slot_cpu = cpu;
-    const sandbox::Outcome o = sandbox::run(s);
-    ASSERT_EQ(o.events.size(), 4u) << o.stderr_kept;
+    const sandbox::Outcome o = sandbox::run(cpus_reporting_worker(&slot, cpu));
+    ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
     EXPECT_EQ(o.events[2]["cpus"], std::to_string(cpu)) << "pinned to a CPU outside its set";
     const auto before = sched::parse_cpulist(o.events[0]["cpus"].get<std::string>());
     EXPECT_FALSE(before.empty());
     EXPECT_EQ(std::count(before.begin(), before.end(), cpu), 0) << "it started without it";
+    EXPECT_EQ(o.events[4]["cpus"], o.events[0]["cpus"]) << "and ends without it";
     std::vector<int> all_left;
     for (int c = 0; c < CPU_SETSIZE; ++c) {
       if (CPU_ISSET(c, &now)) all_left.push_back(c);
