@@ -34,10 +34,11 @@ class SlotEvents(Events):
         self.send("slot_wanted")
 
 
-def _request(tmp_path, gpu_slot):
+def _request(tmp_path, gpu_slot, reference=REFERENCE,
+             candidate="def scale(x, factor):\n    return x * factor\n"):
     task = tmp_path / "task"
     task.mkdir()
-    (task / "reference.py").write_text(REFERENCE)
+    (task / "reference.py").write_text(reference)
     out = tmp_path / "ref"
     events = Events()
     reference_mode.run({"device": "cpu", "jobs": [{
@@ -46,7 +47,7 @@ def _request(tmp_path, gpu_slot):
     job = tmp_path / "job"
     job.mkdir()
     cand = job / "scale.py"
-    cand.write_text("def scale(x, factor):\n    return x * factor\n")
+    cand.write_text(candidate)
     cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
               "call": e["call"], "out_prefix": str(job / e["case"])}
              for e in events.events if e["ev"] == "case"]
@@ -104,6 +105,50 @@ def test_no_slot_is_asked_for_without_gpu_slot(tmp_path):
     events = SlotEvents()
     candidate_mode.run(_request(tmp_path, False), events)
     assert "slot_wanted" not in _order(events.events)
+
+
+# Honest patterns whose outputs the held path must write as they are: an input updated in place
+# and returned (it travels once, `same_as`), a transposed (non-contiguous) result, an expanded
+# (stride 0) one, several outputs.
+PATTERNS_REFERENCE = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        x.mul_(factor)
+        return x, (x * 2).t(), x[:1].expand(3, -1), x.sum()
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(4, 6), 2.0), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(8, 16), 3.0), {}))]
+''')
+PATTERNS_CANDIDATE = textwrap.dedent('''
+    def scale(x, factor):
+        x.mul_(factor)
+        return x, (x * 2).t(), x[:1].expand(3, -1), x.sum()
+''')
+
+
+def test_held_outputs_of_honest_patterns_are_the_bytes_an_unslotted_run_writes(tmp_path):
+    request = _request(tmp_path, True, PATTERNS_REFERENCE, PATTERNS_CANDIDATE)
+    held_events = SlotEvents()
+    candidate_mode.run(request, held_events)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    plain_events = Events()
+    candidate_mode.run(dict(request, gpu_slot=False, cases=[
+        dict(c, out_prefix=str(plain / c["name"])) for c in request["cases"]]), plain_events)
+    job = tmp_path / "job"
+    written = sorted(f for f in os.listdir(job) if f.startswith("perf_one."))
+    assert "perf_one.cand.kbt" in written and "perf_one.cand_after.kbt" in written
+    for name in written:
+        assert (job / name).read_bytes() == (plain / name).read_bytes(), name
+
+    def report(events):
+        ev = next(e for e in events.events if e.get("case") == "perf_one" and e["ev"] == "case")
+        return ev["structure"], ev["outputs"]
+    assert report(held_events) == report(plain_events)  # same_as, shapes, aliases alike
+    assert any(o.get("same_as") for o in report(held_events)[1])
 
 
 def _channel_pair():
