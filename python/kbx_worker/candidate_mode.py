@@ -244,8 +244,7 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     changed, report the case. False when it failed (the failure is reported). held: a
     HeldReports that keeps the files and the report until the timing slot is handed back (not
     for a random case, whose second draw reads its inputs again)."""
-    if case.get("random"):
-        held = None
+    out = ReportNow(channel) if held is None or case.get("random") else held
     before = counter.count
     t_call = time.perf_counter()
     try:
@@ -264,9 +263,9 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     # that is one of them travels once.
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     dedup = () if case.get("random") else list(changed)
-    structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
-                                  held.write if held else True, updated=dedup)
-    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    structure, meta = save_result(result, base + ".cand.kbt", tensors, device, out.write,
+                                  updated=dedup)
+    out.write(base + ".cand_after.kbt", changed)
     save_s = time.perf_counter() - t_save
     if case.get("random"):
         try:  # a second draw on the same inputs, with another seed, for the judge
@@ -277,10 +276,20 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
         except Exception as exc:
             _fail(channel, "run", exc, case=case["name"])
             return False
-    (held or channel).send("case", case=case["name"], structure=structure, outputs=meta,
-                           triton_launches=counter.count - before, call_s=call_s, save_s=save_s,
-                           **facts)
+    out.send("case", case=case["name"], structure=structure, outputs=meta,
+             triton_launches=counter.count - before, call_s=call_s, save_s=save_s, **facts)
     return True
+
+
+class ReportNow:
+    """Where a case's files and report go when nothing holds them: written and sent at once."""
+
+    def __init__(self, channel):
+        self.send = channel.send
+
+    @staticmethod
+    def write(path, named):
+        write_kbt(path, named)
 
 
 class HeldReports:
@@ -457,14 +466,14 @@ def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):
     tensors = judged["tensors"]
     base = twin["out_prefix"]
     t_save = time.perf_counter()
+    out = held or ReportNow(channel)
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
-                                  held.write if held else True, updated=list(changed))
-    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
-    (held or channel).send("case", case=twin["name"], structure=structure, outputs=meta,
-                           triton_launches=judged["launches"], call_s=0.0,
-                           save_s=time.perf_counter() - t_save, read_s=0.0,
-                           timed_call=judged["call"], **facts)
+                                  out.write, updated=list(changed))
+    out.write(base + ".cand_after.kbt", changed)
+    out.send("case", case=twin["name"], structure=structure, outputs=meta,
+             triton_launches=judged["launches"], call_s=0.0, save_s=time.perf_counter() - t_save,
+             read_s=0.0, timed_call=judged["call"], **facts)
     return True
 
 
@@ -502,7 +511,6 @@ def run(request, channel):
     channel.send("imported", seconds=time.perf_counter() - t_import)
     will_time = (bool(request.get("time")) and torch.device(device).type == "cuda"
                  and not static_reject)
-    twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     slot = SlotWait(channel, bool(request.get("gpu_slot")))
     held = HeldReports(channel) if slot.wanted else None
     try:

@@ -255,19 +255,22 @@ int run_eval(const EvalOptions& options) {
   sandbox::QuietRoom quiet_room;
   WorkerEnv env;
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
-  std::vector<int> slot_cpus;  // per GPU of --gpus
+  std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses
   if (o.device == "cuda") {
     if (quiet != "off") env.quiet = &quiet_room;
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
-    env.slot_cpu = slot_cpu_for(o.gpus.empty() ? slot_key(visible_devices()) : o.gpus.front(),
-                                kNvidiaProc, kPciDevices);
-    for (size_t k = 0; env.slot_cpu >= 0 && k < o.gpus.size(); ++k) {  // one CPU per GPU
-      slot_cpus.push_back(slot_cpu_for(o.gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
+    // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
+    // the references' (they run on the first GPU).
+    const std::vector<std::string> slot_gpus =
+        o.gpus.empty() ? std::vector<std::string>{slot_key(visible_devices())} : o.gpus;
+    for (size_t k = 0; k < slot_gpus.size(); ++k) {
+      slot_cpus.push_back(
+          slot_cpu_for(slot_gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
     }
+    env.slot_cpu = slot_cpus.front();
     // Before any thread or process starts: they all run on the other CPUs.
-    const bool kept =
-        leave_cpus_to_holders(slot_cpus.empty() ? std::vector<int>{env.slot_cpu} : slot_cpus);
+    const bool kept = leave_cpus_to_holders(slot_cpus);
     if (env.slot_cpu >= 0) {
       say(fmt::format("timing slot holders run on CPU {}{}", env.slot_cpu,
                       kept ? " (kept for them: kbx and the other jobs run on the others)" : ""));
