@@ -244,7 +244,8 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     changed, report the case. False when it failed (the failure is reported). held: a
     HeldReports that keeps the files and the report until the timing slot is handed back (not
     for a random case, whose second draw reads its inputs again)."""
-    out = ReportNow(channel) if held is None or case.get("random") else held
+    if case.get("random"):
+        held = None
     before = counter.count
     t_call = time.perf_counter()
     try:
@@ -263,9 +264,11 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     # that is one of them travels once.
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     dedup = () if case.get("random") else list(changed)
-    structure, meta = save_result(result, base + ".cand.kbt", tensors, device, out.write,
-                                  updated=dedup)
-    out.write(base + ".cand_after.kbt", changed)
+    # Without `held`, save_result's own writer (calls.write_kbt), as before the slot's hand-back:
+    # tests/adversarial/supervisor/fifo_output reaches the supervisor through it.
+    structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
+                                  held.write if held else True, updated=dedup)
+    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
     save_s = time.perf_counter() - t_save
     if case.get("random"):
         try:  # a second draw on the same inputs, with another seed, for the judge
@@ -276,20 +279,10 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
         except Exception as exc:
             _fail(channel, "run", exc, case=case["name"])
             return False
-    out.send("case", case=case["name"], structure=structure, outputs=meta,
-             triton_launches=counter.count - before, call_s=call_s, save_s=save_s, **facts)
+    (held or channel).send("case", case=case["name"], structure=structure, outputs=meta,
+                           triton_launches=counter.count - before, call_s=call_s, save_s=save_s,
+                           **facts)
     return True
-
-
-class ReportNow:
-    """Where a case's files and report go when nothing holds them: written and sent at once."""
-
-    def __init__(self, channel):
-        self.send = channel.send
-
-    @staticmethod
-    def write(path, named):
-        write_kbt(path, named)
 
 
 class HeldReports:
@@ -466,14 +459,14 @@ def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):
     tensors = judged["tensors"]
     base = twin["out_prefix"]
     t_save = time.perf_counter()
-    out = held or ReportNow(channel)
     changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
     structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
-                                  out.write, updated=list(changed))
-    out.write(base + ".cand_after.kbt", changed)
-    out.send("case", case=twin["name"], structure=structure, outputs=meta,
-             triton_launches=judged["launches"], call_s=0.0, save_s=time.perf_counter() - t_save,
-             read_s=0.0, timed_call=judged["call"], **facts)
+                                  held.write if held else True, updated=list(changed))
+    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    (held or channel).send("case", case=twin["name"], structure=structure, outputs=meta,
+                           triton_launches=judged["launches"], call_s=0.0,
+                           save_s=time.perf_counter() - t_save, read_s=0.0,
+                           timed_call=judged["call"], **facts)
     return True
 
 
