@@ -411,8 +411,8 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "case tiers to run (edge,small,full; default: edge,small "
                    "on cpu, all on cuda)");
   eval->add_flag("--cold", f.cold,
-                 "start every candidate as a new interpreter instead of forking it "
-                 "from a warm parent");
+                 "start every candidate and reference worker as a new interpreter instead of "
+                 "forking it from a warm parent (candidates and references have one each)");
   eval->add_flag("--no-time", f.no_time, "skip timing (correctness only)");
   eval->add_option("--baselines", f.baselines,
                    "baselines timed against the candidates on the GPU: eager (always), or "

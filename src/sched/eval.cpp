@@ -346,6 +346,13 @@ int run_eval(const EvalOptions& options) {
   if (o.device == "cuda") warm_args.push_back("--preload-lazy-torch");
   WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
                    worker_environment(env, warm_home), warm_home);
+  // References (trusted code only) fork from a warm parent of their own: a chunk's worker then
+  // skips the interpreter's start and torch's import (seconds each on a loaded host), and no
+  // candidate ever runs in, or can bring down, the parent the references come from.
+  const fs::path ref_warm_home = env.work_dir / "trusted" / "warm-parent-references";
+  fs::create_directories(ref_warm_home);
+  WarmParents ref_warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
+                       worker_environment(env, ref_warm_home), ref_warm_home, "references");
   WorkerEnv cand_env = env;
   JobSettings st;
   st.track = o.track;
@@ -458,7 +465,8 @@ int run_eval(const EvalOptions& options) {
     for (const auto& job : ref_jobs)
       chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
     trace_pipeline("refs_start", chunk_tasks);
-    auto refs = run_references(env, ref_jobs, o.time, hello);
+    const auto ref_parent = ref_warm.get();  // null: started cold
+    auto refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get());
     trace_pipeline("refs_done", chunk_tasks);
     if (eager_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
@@ -549,6 +557,7 @@ int run_eval(const EvalOptions& options) {
   if (environment_saved) store::record_end_clocks(db, run->id);
   db.finish_run(run->id);
   warm.stop();
+  ref_warm.stop();
   if (!o.keep_files) {
     std::error_code ec;
     fs::remove_all(env.work_dir, ec);

@@ -226,8 +226,13 @@ void WarmParents::stop() {
 }
 
 WarmParents::WarmParents(bool enabled, std::vector<std::string> argv,
-                         std::map<std::string, std::string> env, std::filesystem::path cwd)
-    : enabled_(enabled), argv_(std::move(argv)), env_(std::move(env)), cwd_(std::move(cwd)) {}
+                         std::map<std::string, std::string> env, std::filesystem::path cwd,
+                         std::string whose)
+    : enabled_(enabled),
+      argv_(std::move(argv)),
+      env_(std::move(env)),
+      cwd_(std::move(cwd)),
+      whose_(std::move(whose)) {}
 
 std::shared_ptr<sandbox::WarmParent> WarmParents::get() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -236,16 +241,17 @@ std::shared_ptr<sandbox::WarmParent> WarmParents::get() {
   if (starts_ >= kMaxWarmStarts) {
     enabled_ = false;
     current_.reset();
-    say(fmt::format("the warm parent died {} times; candidates start cold from now on", starts_));
+    say(fmt::format("the warm parent of {} died {} times; they start cold from now on", whose_,
+                    starts_));
     return nullptr;
   }
-  if (current_) say("the warm parent died; starting a new one");
+  if (current_) say(fmt::format("the warm parent of {} died; starting a new one", whose_));
   ++starts_;
   current_ = std::make_shared<sandbox::WarmParent>(argv_, env_, cwd_);
   if (!current_->ok()) {
     enabled_ = false;
     current_.reset();
-    say("the warm parent did not start; candidates start cold");
+    say(fmt::format("the warm parent of {} did not start; they start cold", whose_));
   }
   return current_;
 }

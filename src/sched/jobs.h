@@ -25,10 +25,11 @@ namespace kbx::sched {
 /// Shared by the lanes: each job holds the parent it started under until it ends.
 class WarmParents {
  public:
-  /// enabled false: every candidate starts cold (fork/exec), get() gives null. argv, env and cwd
-  /// start the parent (a trusted process: sched::trusted_argv, in a folder no candidate sees).
+  /// enabled false: every job starts cold (fork/exec), get() gives null. argv, env and cwd
+  /// start the parent (a trusted process: sched::trusted_argv, in a folder no candidate sees);
+  /// `whose` names its jobs in messages ("candidates", "references").
   WarmParents(bool enabled, std::vector<std::string> argv, std::map<std::string, std::string> env,
-              std::filesystem::path cwd);
+              std::filesystem::path cwd, std::string whose = "candidates");
   /// The live parent, started (again) when there is none or it died; null when warm starts are
   /// off or the parent will not stay up (then candidates start cold).
   std::shared_ptr<sandbox::WarmParent> get();
@@ -41,6 +42,7 @@ class WarmParents {
   std::vector<std::string> argv_;
   std::map<std::string, std::string> env_;
   std::filesystem::path cwd_;
+  std::string whose_;
   std::shared_ptr<sandbox::WarmParent> current_;
   int starts_ = 0;
 };

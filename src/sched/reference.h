@@ -33,11 +33,13 @@ struct ReferenceJob {
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
-/// earlier, interrupted run are read from disk instead of recomputed.
+/// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm
+/// parent of trusted workers only), the worker is forked from it rather than started cold.
 std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
                                                      const std::vector<ReferenceJob>& jobs,
                                                      bool time_eager,
-                                                     nlohmann::json* hello = nullptr);
+                                                     nlohmann::json* hello = nullptr,
+                                                     sandbox::Launcher* launcher = nullptr);
 
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);

@@ -170,7 +170,7 @@ std::vector<std::string> trusted_argv(const Python& python, const std::string& m
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const fs::path& dir,
                             const std::function<void(const nlohmann::json&)>& on_event,
-                            sandbox::ExclusiveSlot* slot) {
+                            sandbox::ExclusiveSlot* slot, sandbox::Launcher* launcher) {
   fs::create_directories(dir);
   sandbox::Spawn spawn;
   spawn.slot = slot;
@@ -185,7 +185,7 @@ sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
   spawn.limits.wall_seconds = env.timeout_s;
   spawn.limits.isolate_network = false;  // trusted code
   spawn.probe_pipe = env.device != "cpu" && !env.probe_lib.empty();
-  return sandbox::run(spawn, on_event);
+  return launcher ? sandbox::run(spawn, on_event, *launcher) : sandbox::run(spawn, on_event);
 }
 
 namespace {
