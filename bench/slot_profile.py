@@ -114,6 +114,11 @@ def print_pipeline(path):
           f"(on average {mean_concurrency(all_jobs, first, last):.2f} at once)")
     print(f"  reference lanes held at the cap on live tasks: {sum(e - s for s, e in gate):.1f} s "
           f"in {sum(1 for s, e in gate if e - s > 0.01)} waits")
+    room = [iv for ivs in spans(steps, "room_wait", "room_pass").values() for iv in ivs]
+    if room:  # kbx from session 13 on: chunks wait for room for their files (sched/room.h)
+        print(f"  reference lanes held for room (memory, work folder): "
+              f"{sum(e - s for s, e in room):.1f} s in {sum(1 for s, e in room if e - s > 0.01)} "
+              f"waits")
     waits = [jobs[t][0][0] - fed[t] for t in fed if jobs.get(t)]
     lives = [max(e for _, e in jobs[t]) - fed[t] for t in fed if jobs.get(t)]
     runs = [e - s for s, e in all_jobs]

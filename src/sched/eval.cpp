@@ -26,6 +26,7 @@
 #include "sched/progress.h"
 #include "sched/ref_cache.h"
 #include "sched/reference.h"
+#include "sched/room.h"
 #include "store/baselines.h"
 #include "store/calibration.h"
 #include "store/lock.h"
@@ -528,12 +529,23 @@ int run_eval(const EvalOptions& options) {
   std::exception_ptr reference_failure;
   std::mutex failure_mu;
   std::atomic<size_t> next_chunk{1};
+  // ... and while the machine has room for their files (on a GPU machine the work folder is
+  // often /dev/shm: 184 tasks' references ran the H200 host out of memory at 113 GB of files).
+  RoomGate room(room_reserve_bytes(), chunk * task_bytes_guess(o.device),
+                [&] { return free_bytes_for(env.work_dir); });
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         trace_pipeline("gate_wait", fmt::format("chunk{}", i));
         feed.wait_until_live_at_most(kChunksAhead * chunk);
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
+        trace_pipeline("room_wait", fmt::format("chunk{}", i));
+        room.enter([&] { return feed.live() == 0; });
+        trace_pipeline("room_pass", fmt::format("chunk{}", i));
+        struct Leave {
+          RoomGate& gate;
+          ~Leave() { gate.leave(); }
+        } leave{room};
         json hello;
         feed_chunk(chunks[i], &hello);
       }

@@ -330,16 +330,23 @@ void JobFeed::job_parked(const std::string& task) {
   changed_.notify_all();
 }
 
+size_t JobFeed::live_locked() const {
+  size_t busy = 0;
+  for (const auto& [task, open] : open_jobs_) {
+    auto parked = parked_jobs_.find(task);
+    busy += open > (parked == parked_jobs_.end() ? 0 : parked->second);
+  }
+  return busy;
+}
+
+size_t JobFeed::live() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_locked();
+}
+
 void JobFeed::wait_until_live_at_most(size_t live) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] {
-    size_t busy = 0;
-    for (const auto& [task, open] : open_jobs_) {
-      auto parked = parked_jobs_.find(task);
-      busy += open > (parked == parked_jobs_.end() ? 0 : parked->second);
-    }
-    return busy <= live;
-  });
+  changed_.wait(lock, [&] { return live_locked() <= live; });
 }
 
 void run_jobs(JobContext& ctx, JobFeed& feed,

@@ -118,8 +118,11 @@ class JobFeed {
   void job_parked(const std::string& task);
   /// Waits until at most `live` tasks have jobs that are ready or running (files on disk).
   void wait_until_live_at_most(size_t live);
+  /// Tasks with jobs ready or running now.
+  size_t live();
 
  private:
+  size_t live_locked() const;  ///< under mu_
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, ReferenceCases> refs_;  ///< by task; nodes stay put while jobs use them

@@ -1,0 +1,57 @@
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+
+namespace kbx::sched {
+
+/// Bytes a run can still fill: the smaller of the memory the kernel says is available
+/// (/proc/meminfo's MemAvailable: files on a tmpfs count against it) and the free space of the
+/// file system that holds `work_dir`.
+std::uint64_t free_bytes_for(const std::filesystem::path& work_dir);
+
+/// What a run keeps free beside its reference files: an eighth of the machine's memory (the
+/// workers' own memory, the candidates' outputs), at least 2 GiB.
+std::uint64_t room_reserve_bytes();
+
+/// A guess at the files one task's references write on a device: 8 GiB on a GPU (the largest
+/// suite tasks' inputs, outputs, float64 shadows and fresh twins: 5-10 GB on the H200), 256 MiB
+/// on the CPU (small cases only).
+std::uint64_t task_bytes_guess(const std::string& device);
+
+/// Keeps a run's reference chunks from filling the machine (issue 14): a chunk's references put
+/// gigabytes of files in the work folder (on /dev/shm, memory), which stay until the task's
+/// jobs end. A chunk starts only while the free bytes cover a reserve plus a guess of what each
+/// chunk being computed, this one included, will write; when nothing is live and no chunk is
+/// being computed, it starts regardless (the run always moves on).
+class RoomGate {
+ public:
+  /// free_bytes: what is free now (tests give their own).
+  RoomGate(std::uint64_t reserve_bytes, std::uint64_t chunk_bytes,
+           std::function<std::uint64_t()> free_bytes);
+  RoomGate(const RoomGate&) = delete;
+  RoomGate& operator=(const RoomGate&) = delete;
+
+  /// Waits for room, then counts one more chunk in flight; nothing_live() says whether no
+  /// task has files on disk any more. Returns the seconds it waited.
+  double enter(const std::function<bool()>& nothing_live);
+  /// The chunk entered before has its files written (and counts as live elsewhere).
+  void leave();
+  /// Chunks between enter() and leave().
+  int in_flight() const;
+
+ private:
+  bool has_room() const;  ///< under mu_
+
+  std::uint64_t reserve_bytes_;
+  std::uint64_t chunk_bytes_;
+  std::function<std::uint64_t()> free_bytes_;
+  mutable std::mutex mu_;
+  std::condition_variable left_;
+  int in_flight_ = 0;
+};
+
+}  // namespace kbx::sched
