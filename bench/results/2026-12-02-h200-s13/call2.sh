@@ -28,5 +28,5 @@ tail -n 2 $L
 python3 bench/slot_profile.py $L --top 10 --trace $D/slot-trace.txt > $D/slot_profile.txt 2>&1; head -50 $D/slot_profile.txt
 rm -rf /dev/shm/kbx-work-profile /dev/shm/kbx-ref-cache-profile
 gzip -f $L $D/slot-trace.txt
-cd $OUT && sqlite3 profile.db "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null 2>&1; tar czf call2.tgz $k/profile/profile.log.gz $k/slot-trace.txt.gz $k/slot_profile.txt $k/shm-used.txt $k/profile-run.txt profile.db unit-tests.txt && rm -rf $k profile.db* unit-tests.txt
+cd $OUT && python3 -c "import sqlite3; sqlite3.connect('profile.db').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; tar czf call2.tgz $k/profile/profile.log.gz $k/slot-trace.txt.gz $k/slot_profile.txt $k/shm-used.txt $k/profile-run.txt profile.db unit-tests.txt && rm -rf $k profile.db* unit-tests.txt
 echo "== $(date -u +%T) done"
