@@ -425,6 +425,8 @@ int run_eval(const EvalOptions& options) {
     fs::remove_all(refs.dir, ec);
     fs::remove_all(refs.in_dir, ec);
   });
+  // What each task's references write, by category, as measured in this run (sched/room.h).
+  FootprintGuess footprint(task_bytes_guess(o.device));
   // One chunk's references (and compile baselines), its jobs then handed to the lanes.
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
@@ -488,6 +490,11 @@ int run_eval(const EvalOptions& options) {
       environment_saved = true;
     }
     for (const auto& job : ref_jobs) {
+      footprint.measured(
+          job.task->category,
+          folder_bytes(job.out_dir) + (job.in_dir != job.out_dir ? folder_bytes(job.in_dir) : 0));
+    }
+    for (const auto& job : ref_jobs) {
       const std::string task = job.task->id();
       std::vector<const store::Candidate*> todo;
       for (const auto& c : pending) {
@@ -531,21 +538,23 @@ int run_eval(const EvalOptions& options) {
   std::atomic<size_t> next_chunk{1};
   // ... and while the machine has room for their files (on a GPU machine the work folder is
   // often /dev/shm: 184 tasks' references ran the H200 host out of memory at 113 GB of files).
-  RoomGate room(room_reserve_bytes(), chunk * task_bytes_guess(o.device),
-                [&] { return free_bytes_for(env.work_dir); });
+  RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         trace_pipeline("gate_wait", fmt::format("chunk{}", i));
         feed.wait_until_live_at_most(kChunksAhead * chunk);
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
+        std::uint64_t guess = 0;
+        for (const auto& job : chunks[i]) guess += footprint.guess(job.task->category);
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
-        room.enter([&] { return feed.live() == 0; });
+        room.enter(guess, [&] { return feed.live() == 0; });
         trace_pipeline("room_pass", fmt::format("chunk{}", i));
         struct Leave {
           RoomGate& gate;
-          ~Leave() { gate.leave(); }
-        } leave{room};
+          std::uint64_t bytes;
+          ~Leave() { gate.leave(bytes); }
+        } leave{room, guess};
         json hello;
         feed_chunk(chunks[i], &hello);
       }

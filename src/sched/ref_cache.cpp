@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/util.h"
+#include "sched/room.h"
 
 namespace kbx::sched {
 namespace fs = std::filesystem;
@@ -30,16 +31,6 @@ std::string worker_sources_hash() {
 }
 
 namespace {
-
-std::uint64_t folder_bytes(const fs::path& dir) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
-  }
-  return total;
-}
 
 /// Puts a folder's files, subfolders included, into `to`: hard links where both are on one
 /// filesystem (a task's entry is gigabytes; nothing rewrites a written .kbt file in place, a

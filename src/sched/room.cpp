@@ -56,32 +56,54 @@ std::uint64_t task_bytes_guess(const std::string& device) {
   return device == "cpu" ? 256ULL << 20 : 8ULL << 30;
 }
 
-RoomGate::RoomGate(std::uint64_t reserve_bytes, std::uint64_t chunk_bytes,
-                   std::function<std::uint64_t()> free_bytes)
-    : reserve_bytes_(reserve_bytes),
-      chunk_bytes_(chunk_bytes),
-      free_bytes_(std::move(free_bytes)) {}
-
-bool RoomGate::has_room() const {
-  const std::uint64_t needed =
-      reserve_bytes_ + chunk_bytes_ * static_cast<std::uint64_t>(in_flight_ + 1);
-  return free_bytes_() >= needed;
+std::uint64_t folder_bytes(const fs::path& folder) {
+  std::uint64_t bytes = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->is_regular_file(size_ec)) {
+      const auto size = it->file_size(size_ec);
+      if (!size_ec) bytes += size;
+    }
+  }
+  return bytes;
 }
 
-double RoomGate::enter(const std::function<bool()>& nothing_live) {
+std::uint64_t FootprintGuess::guess(const std::string& category) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = largest_.find(category);
+  return it == largest_.end() ? unmeasured_bytes_ : it->second;
+}
+
+void FootprintGuess::measured(const std::string& category, std::uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, added] = largest_.emplace(category, bytes);
+  if (!added) it->second = std::max(it->second, bytes);
+}
+
+RoomGate::RoomGate(std::uint64_t reserve_bytes, std::function<std::uint64_t()> free_bytes)
+    : reserve_bytes_(reserve_bytes), free_bytes_(std::move(free_bytes)) {}
+
+bool RoomGate::has_room(std::uint64_t chunk_bytes) const {
+  return free_bytes_() >= reserve_bytes_ + in_flight_bytes_ + chunk_bytes;
+}
+
+double RoomGate::enter(std::uint64_t chunk_bytes, const std::function<bool()>& nothing_live) {
   const double t0 = monotonic_seconds();
   std::unique_lock<std::mutex> lock(mu_);
-  while (!has_room() && !(in_flight_ == 0 && nothing_live())) {
+  while (!has_room(chunk_bytes) && !(in_flight_ == 0 && nothing_live())) {
     left_.wait_for(lock, kPollInterval);
   }
   ++in_flight_;
+  in_flight_bytes_ += chunk_bytes;
   return monotonic_seconds() - t0;
 }
 
-void RoomGate::leave() {
+void RoomGate::leave(std::uint64_t chunk_bytes) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     --in_flight_;
+    in_flight_bytes_ -= std::min(in_flight_bytes_, chunk_bytes);
   }
   left_.notify_all();
 }

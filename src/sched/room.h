@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -17,10 +18,27 @@ std::uint64_t free_bytes_for(const std::filesystem::path& work_dir);
 /// workers' own memory, the candidates' outputs), at least 2 GiB.
 std::uint64_t room_reserve_bytes();
 
-/// A guess at the files one task's references write on a device: 8 GiB on a GPU (the largest
-/// suite tasks' inputs, outputs, float64 shadows and fresh twins: 5-10 GB on the H200), 256 MiB
-/// on the CPU (small cases only).
+/// A guess at the files one task's references write on a device before any task of its
+/// category was measured: 8 GiB on a GPU (the largest suite tasks' inputs, outputs, float64
+/// shadows and fresh twins: 5-10 GB on the H200), 256 MiB on the CPU (small cases only).
 std::uint64_t task_bytes_guess(const std::string& device);
+
+/// Bytes of the regular files under a folder (0 when it does not exist).
+std::uint64_t folder_bytes(const std::filesystem::path& folder);
+
+/// What a task's references will write, guessed from the run's tasks measured so far: the
+/// largest of its category's (tasks of a category have cases of alike sizes), else a default.
+class FootprintGuess {
+ public:
+  explicit FootprintGuess(std::uint64_t unmeasured_bytes) : unmeasured_bytes_(unmeasured_bytes) {}
+  std::uint64_t guess(const std::string& category) const;
+  void measured(const std::string& category, std::uint64_t bytes);
+
+ private:
+  std::uint64_t unmeasured_bytes_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::uint64_t> largest_;  ///< by category
+};
 
 /// Keeps a run's reference chunks from filling the machine (issue 14): a chunk's references put
 /// gigabytes of files in the work folder (on /dev/shm, memory), which stay until the task's
@@ -30,24 +48,25 @@ std::uint64_t task_bytes_guess(const std::string& device);
 class RoomGate {
  public:
   /// free_bytes: what is free now (tests give their own).
-  RoomGate(std::uint64_t reserve_bytes, std::uint64_t chunk_bytes,
-           std::function<std::uint64_t()> free_bytes);
+  RoomGate(std::uint64_t reserve_bytes, std::function<std::uint64_t()> free_bytes);
   RoomGate(const RoomGate&) = delete;
   RoomGate& operator=(const RoomGate&) = delete;
 
-  /// Waits for room, then counts one more chunk in flight; nothing_live() says whether no
-  /// task has files on disk any more. Returns the seconds it waited.
-  double enter(const std::function<bool()>& nothing_live);
-  /// The chunk entered before has its files written (and counts as live elsewhere).
-  void leave();
+  /// Waits for room for a chunk that will write about chunk_bytes, then counts it in flight;
+  /// nothing_live() says whether no task has files on disk any more. Returns the seconds it
+  /// waited.
+  double enter(std::uint64_t chunk_bytes, const std::function<bool()>& nothing_live);
+  /// A chunk entered before with chunk_bytes has its files written (they count as free bytes
+  /// used from now on).
+  void leave(std::uint64_t chunk_bytes);
   /// Chunks between enter() and leave().
   int in_flight() const;
 
  private:
-  bool has_room() const;  ///< under mu_
+  bool has_room(std::uint64_t chunk_bytes) const;  ///< under mu_
 
   std::uint64_t reserve_bytes_;
-  std::uint64_t chunk_bytes_;
+  std::uint64_t in_flight_bytes_ = 0;
   std::function<std::uint64_t()> free_bytes_;
   mutable std::mutex mu_;
   std::condition_variable left_;
