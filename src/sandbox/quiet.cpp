@@ -76,6 +76,7 @@ bool QuietRoom::hush(int id) {
   if (it == members_.end() || !it->second.holding || (owner_ >= 0 && owner_ != id)) return false;
   if (owner_ == id) return true;
   owner_ = id;
+  hushed_ = true;
   const double now = monotonic_seconds();
   hushed_at_ = now;
   for (auto& [other, m] : members_) {
@@ -140,6 +141,17 @@ void QuietRoom::end_hush() {
   owner_ = -1;
   const double now = monotonic_seconds();
   for (auto& [id, m] : members_) thaw(m, now);
+  if (hushed_.exchange(false)) calm_.notify_all();
+}
+
+void QuietRoom::wait_while_hushed() const {
+  if (!hushed_.load(std::memory_order_relaxed)) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  // The hush ends at the holder's word, its release, its exit or max_quiet_seconds (expire(),
+  // from the holder's supervisor); past that bound the comparisons go on regardless.
+  while (owner_ >= 0 && monotonic_seconds() - hushed_at_ < max_quiet_seconds_) {
+    calm_.wait_for(lock, std::chrono::milliseconds(100));
+  }
 }
 
 }  // namespace kbx::sandbox

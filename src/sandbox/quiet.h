@@ -1,6 +1,8 @@
 #pragma once
 #include <sys/types.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -44,6 +46,9 @@ class QuietRoom {
   double frozen_seconds(int id) const;
   /// The member that hushed the room; -1 when none.
   int hushed_by() const;
+  /// Blocks while the room is hushed: kbx's own CPU work (comparing outputs) calls it between
+  /// chunks, so that no CPU work of the run but the holder's overlaps a quiet timed loop.
+  void wait_while_hushed() const;
 
  private:
   struct Member {
@@ -60,6 +65,8 @@ class QuietRoom {
 
   double max_quiet_seconds_;
   mutable std::mutex mu_;
+  mutable std::condition_variable calm_;  ///< notified when a hush ends
+  std::atomic<bool> hushed_{false};       ///< owner_ >= 0, read without the lock
   std::map<int, Member> members_;
   int next_id_ = 1;
   int owner_ = -1;

@@ -201,14 +201,23 @@ WorkerReport collect(const sandbox::Outcome& o) {
   return w;
 }
 
+/// What kbx's comparisons of a job's outputs wait on: a quiet host's hush (every other CPU
+/// user of the run is frozen then; kbx's comparison threads were the one left running).
+verdict::Yield comparisons_yield(const WorkerEnv& env) {
+  if (!env.quiet) return {};
+  const sandbox::QuietRoom* room = env.quiet;
+  return [room] { room->wait_while_hushed(); };
+}
+
 /// The C++ comparison of one case's outputs with the reference's.
 verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
                                   const ReferenceCases& ref, const fs::path& job_dir,
-                                  const suite::Task& task, const std::string& device) {
+                                  const suite::Task& task, const std::string& device,
+                                  const verdict::Yield& yield) {
   const std::string name = ref_ev.value("case", "");
   try {
     return verdict::judge_case({ref.dir / name, job_dir / name, ref_ev, cand_ev, ref.in_dir / name},
-                               task.contract, device, ref_ev.value("random", false));
+                               task.contract, device, ref_ev.value("random", false), yield);
   } catch (const verdict::BadTensorFile& bad) {
     // A file in the job's folder is the candidate's to spoil (a FIFO, symlink or truncated file in
     // place of its outputs): a violation. Anywhere else it is kbx's own fault.
@@ -238,8 +247,12 @@ using EarlyComparisons = std::map<std::string, std::pair<json, verdict::CaseVerd
 class EarlyComparer {
  public:
   EarlyComparer(const ReferenceCases& ref, fs::path job_dir, const suite::Task& task,
-                std::string device)
-      : ref_(ref), job_dir_(std::move(job_dir)), task_(task), device_(std::move(device)) {
+                std::string device, verdict::Yield yield)
+      : ref_(ref),
+        job_dir_(std::move(job_dir)),
+        task_(task),
+        device_(std::move(device)),
+        yield_(std::move(yield)) {
     for (int k = 0; k < kThreads; ++k) threads_.emplace_back([this] { work(); });
   }
   ~EarlyComparer() { finish(); }
@@ -293,7 +306,7 @@ class EarlyComparer {
     for (const auto& ref_ev : ref_.cases) {
       if (ref_ev.value("case", "") != name) continue;
       if (!ref_ev.value("random", false)) {
-        auto verdict = compare_case(ref_ev, e, ref_, job_dir_, task_, device_);
+        auto verdict = compare_case(ref_ev, e, ref_, job_dir_, task_, device_, yield_);
         std::lock_guard<std::mutex> lock(mu_);
         early_.emplace(name, std::pair{e, std::move(verdict)});
       }
@@ -305,6 +318,7 @@ class EarlyComparer {
   const fs::path job_dir_;
   const suite::Task& task_;
   const std::string device_;
+  const verdict::Yield yield_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<json> queue_;
@@ -324,9 +338,10 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
   const std::string name = ref_ev.value("case", "");
   const bool random = ref_ev.value("random", false);
   const auto made = early.find(name);
-  verdict::CaseVerdict v = made != early.end() && made->second.first == cand_ev
-                               ? made->second.second
-                               : compare_case(ref_ev, cand_ev, ref, job_dir, task, env.device);
+  verdict::CaseVerdict v =
+      made != early.end() && made->second.first == cand_ev
+          ? made->second.second
+          : compare_case(ref_ev, cand_ev, ref, job_dir, task, env.device, comparisons_yield(env));
   if (v.status == Status::Passed && random) {
     auto jv = random_verdicts.find(name);
     if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
@@ -485,7 +500,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     request["gpu_slot"] = true;
   }
   const double t_spawn = monotonic_seconds();
-  EarlyComparer comparer(ref, job_dir, task, env.device);
+  EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));
   sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
                                             comparer.handler(), slot ? &*slot : nullptr);
   const EarlyComparisons& early = comparer.finish();

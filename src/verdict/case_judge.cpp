@@ -122,7 +122,7 @@ std::set<std::string> judged_as_inputs(const json& ref_ev, const json& cand_ev) 
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
                      const TensorFile& shadow, const suite::Contract& contract,
                      bool shapes_only = false, const std::set<std::string>& skip = {},
-                     bool per_element = false) {
+                     bool per_element = false, const Yield& yield = {}) {
   for (const auto& r : ref.tensors) {
     if (skip.count(r.name)) continue;
     const Tensor* c = cand.find(r.name);
@@ -144,14 +144,14 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
       }
       continue;
     }
-    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract, per_element), r.name);
+    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield), r.name);
   }
 }
 
 void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
                     const TensorFile& ref_after, const TensorFile& shadow_after,
                     const suite::Contract& contract, bool shapes_only = false,
-                    bool per_element = false) {
+                    bool per_element = false, const Yield& yield = {}) {
   for (const auto& original : in.tensors) {
     // The worker sends back only the inputs the call changed: a missing one is unchanged.
     const Tensor* after = cand_after.find(original.name);
@@ -165,10 +165,10 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
       continue;
     }
     if (expected) {
-      worsen(
-          v,
-          compare_leaf(*after, *expected, shadow_after.find(original.name), contract, per_element),
-          "updated input " + original.name);
+      worsen(v,
+             compare_leaf(*after, *expected, shadow_after.find(original.name), contract,
+                          per_element, yield),
+             "updated input " + original.name);
     } else if (after != &original && !after->bitwise_equal(original)) {
       worsen(v,
              {Status::InputMutation, INFINITY, 0,
@@ -206,7 +206,7 @@ TensorFile reference_outputs(const CaseFiles& f) {
 }
 
 CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
-                       const std::string& device, bool random) {
+                       const std::string& device, bool random, const Yield& yield) {
   CaseVerdict v = check_kinds(f.ref_event, f.cand_event, device);
   if (v.status != Status::Passed) return v;
   const ReferenceSide r = read_reference_side(f);
@@ -217,8 +217,9 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   // finite element against its own magnitude, since the extremes set the normwise scale.
   const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
   compare_outputs(v, cand, r.ref, r.shadow, contract, random,
-                  judged_as_inputs(f.ref_event, f.cand_event), per_element);
-  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random, per_element);
+                  judged_as_inputs(f.ref_event, f.cand_event), per_element, yield);
+  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random, per_element,
+                 yield);
   return v;
 }
 

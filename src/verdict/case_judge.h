@@ -27,9 +27,10 @@ struct CaseVerdict {
 
 /// Judges a case: output structure and kinds, every output leaf, and every input tensor
 /// (updated like the reference's, or left bit-identical). For a random case only shapes and
-/// dtypes of outputs are compared here; the task's judge() decides the values.
+/// dtypes of outputs are compared here; the task's judge() decides the values. `yield` is
+/// called between chunks of the comparisons (compare_leaf).
 CaseVerdict judge_case(const CaseFiles& files, const suite::Contract& contract,
-                       const std::string& device, bool random = false);
+                       const std::string& device, bool random = false, const Yield& yield = {});
 
 /// The reference's outputs of a case, leaves returned as an updated input included.
 TensorFile reference_outputs(const CaseFiles& files);

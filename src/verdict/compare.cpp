@@ -32,7 +32,7 @@ LeafVerdict fail(Status s, std::string detail) {
 /// files of up to gigabytes, so nothing is converted whole.
 template <typename State, typename Body>
 std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                              Body body) {
+                              const Yield& yield, Body body) {
   constexpr size_t kChunk = 1 << 15;
   const size_t n = ref.value_count();
   const size_t threads = part_count(n, 1 << 20, 16);
@@ -41,6 +41,7 @@ std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tenso
     std::vector<double> c(kChunk), r(kChunk), s(shadow ? kChunk : 0);
     const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
     for (size_t first = lo; first < hi; first += kChunk) {
+      if (yield) yield();
       const size_t count = std::min(kChunk, hi - first);
       cand.to_doubles(first, count, c.data());
       ref.to_doubles(first, count, r.data());
@@ -64,14 +65,14 @@ struct FirstBad {
   }
 };
 
-LeafVerdict compare_exact(const Tensor& cand, const Tensor& ref) {
+LeafVerdict compare_exact(const Tensor& cand, const Tensor& ref, const Yield& yield) {
   if (cand.bitwise_equal(ref)) return {};
   struct State {
     size_t differ = 0;
     FirstBad first;
   };
   auto states = for_chunks<State>(
-      cand, ref, nullptr,
+      cand, ref, nullptr, yield,
       [](State& st, size_t first, size_t count, const double* c, const double* r, const double*) {
         for (size_t i = 0; i < count; ++i) {
           bool same = c[i] == r[i] || (std::isnan(c[i]) && std::isnan(r[i]));
@@ -91,14 +92,15 @@ LeafVerdict compare_exact(const Tensor& cand, const Tensor& ref) {
                           all.first.expected));
 }
 
-LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite::Contract& k) {
+LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite::Contract& k,
+                             const Yield& yield) {
   struct State {
     size_t bad = 0;
     double max_err = 0, ratio = 0;
     FirstBad first, nonfinite;
   };
   auto states = for_chunks<State>(
-      cand, ref, nullptr,
+      cand, ref, nullptr, yield,
       [&k](State& st, size_t first, size_t count, const double* c, const double* r, const double*) {
         for (size_t i = 0; i < count; ++i) {
           Cls cc = classify(c[i]), rc = classify(r[i]);
@@ -140,7 +142,7 @@ LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite:
 }
 
 LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& shadow,
-                           const suite::Contract& k, bool per_element) {
+                           const suite::Contract& k, bool per_element, const Yield& yield) {
   struct State {
     double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
     double elem_ratio = 0;          // per-element rule: worst error over the element's allowance
@@ -153,7 +155,7 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
   // passes); above it, relative to the element's own value.
   const double elem_floor = k.ulp_floor * dtype_eps(ref.dtype);
   auto states = for_chunks<State>(
-      cand, ref, &shadow,
+      cand, ref, &shadow, yield,
       [per_element, elem_floor, &k](State& st, size_t first, size_t count, const double* c,
                                     const double* r, const double* s) {
         for (size_t i = 0; i < count; ++i) {
@@ -240,7 +242,7 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
 }  // namespace
 
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                         const suite::Contract& contract, bool per_element) {
+                         const suite::Contract& contract, bool per_element, const Yield& yield) {
   if (cand.shape != ref.shape) {
     return fail(Status::ShapeMismatch,
                 fmt::format("shape {} expected {}", cand.shape_string(), ref.shape_string()));
@@ -250,12 +252,12 @@ LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* sh
                 fmt::format("dtype {} expected {}", dtype_name(cand.dtype), dtype_name(ref.dtype)));
   }
   if (!is_floating(ref.dtype) || contract.tolerance == suite::Tolerance::Exact) {
-    return compare_exact(cand, ref);
+    return compare_exact(cand, ref, yield);
   }
   const bool use_shadow =
       contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
-  if (!use_shadow) return compare_allclose(cand, ref, contract);
-  return compare_shadow(cand, ref, *shadow, contract, per_element);
+  if (!use_shadow) return compare_allclose(cand, ref, contract, yield);
+  return compare_shadow(cand, ref, *shadow, contract, per_element, yield);
 }
 
 }  // namespace kbx::verdict

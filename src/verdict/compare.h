@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <string>
 
 #include "suite/task.h"
@@ -15,11 +16,16 @@ struct LeafVerdict {
   std::string detail;        ///< human-readable reason when not passed
 };
 
+/// Called between chunks of a comparison, on its threads: blocks while comparisons must leave
+/// the CPUs alone (a timing slot holder's quiet host); empty: never blocks.
+using Yield = std::function<void()>;
+
 /// Compares a candidate tensor with the reference at the task's dtype and, for the shadow
 /// model, the float64 shadow (which may be null when the task has none: then allclose/exact).
 /// `per_element` (special-value cases of elementwise tasks) adds the per-element rule of the
 /// shadow model: each finite element against its own magnitude (docs/task-format.md).
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                         const suite::Contract& contract, bool per_element = false);
+                         const suite::Contract& contract, bool per_element = false,
+                         const Yield& yield = {});
 
 }  // namespace kbx::verdict

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,40 @@ TEST(QuietRoom, AHushEndsAtItsCapAndFrozenTimeIsCounted) {
   EXPECT_GE(room.frozen_seconds(o), 0.3);
   EXPECT_LT(room.frozen_seconds(o), 2.0);
   EXPECT_EQ(room.frozen_seconds(h), 0.0);
+}
+
+TEST(QuietRoom, KbxsOwnCpuWorkWaitsOutAHushAndNoLonger) {
+  sandbox::QuietRoom room(5.0);
+  Sleeper holder;
+  const int h = room.join(holder.pid, {});
+  auto t0 = std::chrono::steady_clock::now();
+  room.wait_while_hushed();  // no hush: at once
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  std::atomic<bool> through{false};
+  std::thread comparer([&] {
+    room.wait_while_hushed();
+    through = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(through) << "a comparison ran during the holder's quiet timed loop";
+  room.unhush(h);
+  comparer.join();
+  EXPECT_TRUE(through);
+}
+
+TEST(QuietRoom, KbxsOwnCpuWorkWaitsAtMostTheHushsCap) {
+  sandbox::QuietRoom room(0.3);  // no expire() call: the holder's supervisor is stuck
+  Sleeper holder;
+  const int h = room.join(holder.pid, {});
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  auto t0 = std::chrono::steady_clock::now();
+  room.wait_while_hushed();
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_LT(waited, std::chrono::milliseconds(1500));
 }
 
 /// "frozen" of a cgroup's cgroup.events (-1 when unreadable).

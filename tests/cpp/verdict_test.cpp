@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -28,6 +29,25 @@ TEST(Compare, IdenticalToReferencePasses) {
   auto v = verdict::compare_leaf(r, r, &s, shadow_contract());
   EXPECT_EQ(v.status, Status::Passed);
   EXPECT_LE(v.ratio, 1.0);
+}
+
+TEST(Compare, YieldsBetweenChunksOfALargeTensor) {
+  std::vector<float> values(3u << 20);
+  std::vector<double> shadow(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = static_cast<float>(i % 977), shadow[i] = i % 977;
+  auto r = f32("out", values);
+  auto s = f64("out", shadow);
+  std::atomic<int> yields{0};
+  auto v = verdict::compare_leaf(r, r, &s, shadow_contract(), false, [&] { ++yields; });
+  EXPECT_EQ(v.status, Status::Passed);
+  EXPECT_GE(yields.load(), static_cast<int>(values.size() >> 15));  // once per 32768 values
+  yields = 0;
+  suite::Contract exact;
+  exact.tolerance = suite::Tolerance::Exact;
+  verdict::compare_leaf(r, f32("out", std::vector<float>(values.size(), 1.0f)), nullptr, exact,
+                        false, [&] { ++yields; });
+  EXPECT_GT(yields.load(), 0);
 }
 
 TEST(Compare, SmallErrorWithinRatioPasses) {
