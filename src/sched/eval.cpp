@@ -347,13 +347,14 @@ int run_eval(const EvalOptions& options) {
   if (o.device == "cuda") warm_args.push_back("--preload-lazy-torch");
   WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
                    worker_environment(env, warm_home), warm_home);
-  // References (trusted code only) fork from a warm parent of their own: a chunk's worker then
-  // skips the interpreter's start and torch's import (seconds each on a loaded host), and no
-  // candidate ever runs in, or can bring down, the parent the references come from.
+  // References and judges (trusted code only) fork from a warm parent of their own: a chunk's
+  // worker then skips the interpreter's start and torch's import (seconds each on a loaded host),
+  // and no candidate ever runs in, or can bring down, the parent the references come from.
   const fs::path ref_warm_home = env.work_dir / "trusted" / "warm-parent-references";
   fs::create_directories(ref_warm_home);
   WarmParents ref_warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
-                       worker_environment(env, ref_warm_home), ref_warm_home, "references");
+                       worker_environment(env, ref_warm_home), ref_warm_home,
+                       "references and judges");
   WorkerEnv cand_env = env;
   JobSettings st;
   st.track = o.track;
@@ -367,6 +368,7 @@ int run_eval(const EvalOptions& options) {
   std::mutex db_mu;
   JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus, {}};
   jobs.slot_cpus = slot_cpus;
+  jobs.trusted_warm = &ref_warm;
   InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
   if (!pending.empty()) warm.get();  // it imports while the references run

@@ -145,8 +145,21 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   judge_env.probe_lib.clear();
   // Its folder is the supervisor's, never one the candidate could have written into.
   const fs::path judge_dir = env.work_dir / "trusted" / ("judge-" + job_dir.filename().string());
-  auto o =
-      run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}}, judge_dir);
+  // Forked from the trusted workers' warm parent when there is one (no candidate's).
+  const double t0 = monotonic_seconds();
+  auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}},
+                      judge_dir, {}, nullptr, env.trusted_launcher);
+  if (std::getenv("KBX_DEBUG_TIMING")) {
+    const int hello = first_event_index(o, "hello");
+    std::fprintf(stderr,
+                 "kbx: %s: judge of %zu random cases %s: hello after %.2f s, %.2f s in all\n",
+                 task.id().c_str(), jobs.size(),
+                 env.trusted_launcher ? "forked from the warm parent" : "started cold",
+                 hello >= 0 && static_cast<size_t>(hello) < o.event_seconds.size()
+                     ? o.event_seconds[static_cast<size_t>(hello)]
+                     : -1.0,
+                 monotonic_seconds() - t0);
+  }
   std::error_code ec;
   fs::remove_all(judge_dir, ec);
   for (const auto& e : o.events) {

@@ -47,8 +47,10 @@ Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t
   }
   Attempt a;
   const auto parent = ctx.warm.get();
+  const auto trusted_parent = ctx.trusted_warm ? ctx.trusted_warm->get() : nullptr;
   WorkerEnv env = ctx.cand_env;
   env.launcher = parent.get();
+  env.trusted_launcher = trusted_parent.get();
   if (!ctx.gpus.empty()) {
     const size_t k = lane % ctx.gpus.size();
     env.gpu = ctx.gpus[k];

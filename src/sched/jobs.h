@@ -81,6 +81,8 @@ struct JobContext {
   /// The CPU slot holders of gpus[k] are pinned to (sandbox::Spawn::slot_cpu); empty: the one of
   /// cand_env for every job.
   std::vector<int> slot_cpus;
+  /// The warm parent of trusted workers (a job's judge forks from it); null: they start cold.
+  WarmParents* trusted_warm = nullptr;
 };
 
 /// Strikes at which a job is stored as killed_harness instead of being run again.

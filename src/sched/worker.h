@@ -29,6 +29,9 @@ struct WorkerEnv {
   double timeout_s = 600;
   bool isolate_network = true;
   sandbox::Launcher* launcher = nullptr;  ///< a warm parent for candidate jobs; null: fork/exec
+  /// A warm parent of trusted workers only (references, judges), never of a candidate; null:
+  /// they start cold.
+  sandbox::Launcher* trusted_launcher = nullptr;
   /// The CUPTI probe loaded into GPU workers (CUDA_INJECTION64_PATH), its records read from
   /// their fd 5; empty: no probe, timing from CUDA events alone.
   std::filesystem::path probe_lib;

@@ -1,10 +1,10 @@
-"""References fork from a warm parent of their own (trusted workers only): the same cases and
-verdicts as references started cold, and `--cold` starts them cold again."""
+"""References and judges fork from a warm parent of their own (trusted workers only): the same
+cases and verdicts as when they start cold, and `--cold` starts them cold again."""
 
 import json
 import os
 
-TASKS = "Activation/relu,Math/mul,Loss/mse_loss"
+TASKS = "Activation/relu,Math/mul,Loss/mse_loss,Random/rand"  # rand: a judge of random cases
 
 
 def _run(kbx, tmp_path, name, *extra):
@@ -22,6 +22,10 @@ def _started(stderr):
     return [line for line in stderr.splitlines() if line.startswith("kbx: reference worker for ")]
 
 
+def _judges(stderr):
+    return [line for line in stderr.splitlines() if ": judge of " in line]
+
+
 def _cases(results):
     rows = {}
     for job in results["results"]:
@@ -30,13 +34,16 @@ def _cases(results):
     return rows
 
 
-def test_references_fork_from_their_warm_parent_with_the_cold_start_s_results(kbx, tmp_path):
+def test_references_and_judges_fork_from_their_warm_parent_with_cold_results(kbx, tmp_path):
     warm_err, warm = _run(kbx, tmp_path, "warm")
     cold_err, cold = _run(kbx, tmp_path, "cold", "--cold")
     assert _started(warm_err) and all("forked from the warm parent" in line
                                       for line in _started(warm_err)), warm_err[-3000:]
     assert _started(cold_err) and all("started cold" in line for line in _started(cold_err))
-    assert [r["status"] for r in warm["results"]] == ["passed"] * 3, warm
+    assert _judges(warm_err) and all("forked from the warm parent" in line
+                                     for line in _judges(warm_err)), warm_err[-3000:]
+    assert _judges(cold_err) and all("started cold" in line for line in _judges(cold_err))
+    assert [r["status"] for r in warm["results"]] == ["passed"] * 4, warm
     warm_cases, cold_cases = _cases(warm), _cases(cold)
     assert len(warm_cases) > 20, warm
     assert warm_cases == cold_cases
