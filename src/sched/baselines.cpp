@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/util.h"
 #include "sched/progress.h"
 #include "timing/case_timing.h"
@@ -88,6 +90,35 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
     store::save_baseline(db, fp, job.task->id(), job.task->hash, probe_kind,
                          all_probe ? probe : store::CaseSamples{});
   }
+}
+
+double cached_eager_seconds(const EagerSamples& samples) {
+  double ms = 0;
+  for (const auto& [name, values] : samples.first) {
+    for (double v : values) ms += v;
+  }
+  return ms / 1000.0;
+}
+
+std::vector<std::string> heavy_tasks_first(const std::vector<std::string>& order,
+                                           const std::map<std::string, double>& weight_seconds,
+                                           double heavy_seconds) {
+  if (order.size() < 3) return order;
+  auto weight = [&](const std::string& task) {
+    auto it = weight_seconds.find(task);
+    return it == weight_seconds.end() ? 0.0 : it->second;
+  };
+  std::vector<std::string> heavy, light;
+  for (size_t k = 1; k < order.size(); ++k) {
+    (weight(order[k]) >= heavy_seconds ? heavy : light).push_back(order[k]);
+  }
+  std::stable_sort(heavy.begin(), heavy.end(), [&](const std::string& a, const std::string& b) {
+    return weight(a) > weight(b);
+  });
+  std::vector<std::string> out{order.front()};
+  out.insert(out.end(), heavy.begin(), heavy.end());
+  out.insert(out.end(), light.begin(), light.end());
+  return out;
 }
 
 }  // namespace kbx::sched

@@ -40,4 +40,16 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
                          const std::map<std::string, EagerSamples>& cached,
                          std::map<std::string, ReferenceCases>& refs);
 
+/// Seconds a task's eager loops took on this machine, from its cached samples (their sum over
+/// the full cases); 0 when none are cached.
+double cached_eager_seconds(const EagerSamples& samples);
+
+/// The order tasks go in when some are known to hold the timing slot long (issue 14): the first
+/// task stays first (its references start the run), then those whose weight is at least
+/// `heavy_seconds`, heaviest first, then the others in their order. A heavy task left for the
+/// end of a run kept the slot busy alone while the lanes idled.
+std::vector<std::string> heavy_tasks_first(const std::vector<std::string>& order,
+                                           const std::map<std::string, double>& weight_seconds,
+                                           double heavy_seconds);
+
 }  // namespace kbx::sched

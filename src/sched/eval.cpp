@@ -39,6 +39,10 @@ using nlohmann::json;
 
 namespace {
 
+/// Eager loops of a task that take this long (seconds, summed over its full cases) mark it as
+/// one that holds the timing slot long (heavy_tasks_first).
+constexpr double kHeavySlotSeconds = 1.0;
+
 /// The candidates of --candidates, read (and their problems said) before any database is opened:
 /// a wrong path creates nothing.
 std::optional<plan::Found> read_candidates(const EvalOptions& o, const suite::Suite& suite) {
@@ -395,6 +399,16 @@ int run_eval(const EvalOptions& options) {
   }
   const std::string fp =
       (eager_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
+  // Tasks this machine's cached eager timings say hold the slot long go early, beside the
+  // others' references and correctness cases, not alone at the run's end.
+  if (eager_baseline && !o.retime_baselines && !fp.empty()) {
+    std::map<std::string, double> weight;
+    for (const auto& id : task_order) {
+      weight[id] =
+          cached_eager_seconds(cached_eager(db, fp, *task_of.at(id), run->seed, worker_hash));
+    }
+    task_order = heavy_tasks_first(task_order, weight, kHeavySlotSeconds);
+  }
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
   // candidates of the chunks before it; a task's files go when its last job ends, and at most
   // kChunksAhead chunks of tasks have files on disk besides the one being computed.

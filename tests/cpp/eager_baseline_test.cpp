@@ -78,5 +78,28 @@ TEST_F(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
   EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w1").first.empty());
 }
 
+TEST_F(EagerBaselines, CachedSecondsAreTheSumOfTheFullCasesSamples) {
+  auto timed = refs_of(true);
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
+  EXPECT_DOUBLE_EQ(sched::cached_eager_seconds(sched::cached_eager(db_, "fp", task_, 7, "w1")),
+                   12.0 / 1000.0);  // two cases of 1 + 2 + 3 ms
+  EXPECT_EQ(sched::cached_eager_seconds(sched::cached_eager(db_, "fp", task_, 8, "w1")), 0.0);
+}
+
+TEST(HeavyTasksFirst, TheFirstStaysThenTheHeavyHeaviestFirstThenTheRestInOrder) {
+  const std::vector<std::string> order{"A/first",    "B/light",           "C/heavy", "D/light",
+                                       "E/heaviest", "F/first_heavy_tie", "G/light"};
+  const std::map<std::string, double> weight{{"A/first", 30.0},
+                                             {"B/light", 0.2},
+                                             {"C/heavy", 3.0},
+                                             {"E/heaviest", 12.0},
+                                             {"F/first_heavy_tie", 3.0}};
+  EXPECT_EQ(sched::heavy_tasks_first(order, weight, 1.0),
+            (std::vector<std::string>{"A/first", "E/heaviest", "C/heavy", "F/first_heavy_tie",
+                                      "B/light", "D/light", "G/light"}));
+  // nothing cached: the order as it was
+  EXPECT_EQ(sched::heavy_tasks_first(order, {}, 1.0), order);
+}
+
 }  // namespace
 }  // namespace kbx
