@@ -399,13 +399,15 @@ int run_eval(const EvalOptions& options) {
   }
   const std::string fp =
       (eager_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
-  // Tasks this machine's cached eager timings say hold the slot long go early, beside the
-  // others' references and correctness cases, not alone at the run's end.
+  // This machine's cached eager samples, read once: a task with them is not timed again, and
+  // those that hold the slot long go early, beside the others' references and correctness
+  // cases, not alone at the run's end.
+  std::map<std::string, EagerSamples> cached_eager_of;  // task -> samples (empty: none cached)
   if (eager_baseline && !o.retime_baselines && !fp.empty()) {
     std::map<std::string, double> weight;
     for (const auto& id : task_order) {
-      weight[id] =
-          cached_eager_seconds(cached_eager(db, fp, *task_of.at(id), run->seed, worker_hash));
+      cached_eager_of[id] = cached_eager(db, fp, *task_of.at(id), run->seed, worker_hash);
+      weight[id] = cached_eager_seconds(cached_eager_of[id]);
     }
     task_order = heavy_tasks_first(task_order, weight, kHeavySlotSeconds);
   }
@@ -459,9 +461,8 @@ int run_eval(const EvalOptions& options) {
     std::map<std::string, EagerSamples> eager;
     for (auto& job : ref_jobs) {
       if (!eager_baseline) break;
-      if (!o.retime_baselines) {
-        std::lock_guard<std::mutex> lock(db_mu);
-        eager[job.task->id()] = cached_eager(db, fp, *job.task, job.seed, worker_hash);
+      if (auto it = cached_eager_of.find(job.task->id()); it != cached_eager_of.end()) {
+        eager[job.task->id()] = it->second;
       }
       // the compile baseline is timed in the eager pass (the same inputs, under the slot)
       job.time_eager = eager[job.task->id()].first.empty() || job.compile_baseline;

@@ -150,15 +150,11 @@ std::map<std::string, json> judge_random(const WorkerEnv& env, const suite::Task
   auto o = run_worker(judge_env, {{"mode", "judge"}, {"device", env.device}, {"jobs", jobs}},
                       judge_dir, {}, nullptr, env.trusted_launcher);
   if (std::getenv("KBX_DEBUG_TIMING")) {
-    const int hello = first_event_index(o, "hello");
     std::fprintf(stderr,
                  "kbx: %s: judge of %zu random cases %s: hello after %.2f s, %.2f s in all\n",
                  task.id().c_str(), jobs.size(),
                  env.trusted_launcher ? "forked from the warm parent" : "started cold",
-                 hello >= 0 && static_cast<size_t>(hello) < o.event_seconds.size()
-                     ? o.event_seconds[static_cast<size_t>(hello)]
-                     : -1.0,
-                 monotonic_seconds() - t0);
+                 seconds_to_event(o, "hello"), monotonic_seconds() - t0);
   }
   std::error_code ec;
   fs::remove_all(judge_dir, ec);

@@ -31,7 +31,7 @@ class WarmParents {
   WarmParents(bool enabled, std::vector<std::string> argv, std::map<std::string, std::string> env,
               std::filesystem::path cwd, std::string whose = "candidates");
   /// The live parent, started (again) when there is none or it died; null when warm starts are
-  /// off or the parent will not stay up (then candidates start cold).
+  /// off or the parent will not stay up (then its jobs start cold).
   std::shared_ptr<sandbox::WarmParent> get();
   /// Stops the parent (when no job holds it any more); a later get() starts a new one.
   void stop();

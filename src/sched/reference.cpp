@@ -168,13 +168,10 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
   sandbox::Outcome o =
       run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr, launcher);
   if (debug_timing) {  // how long the worker took to start (a warm fork vs a cold start)
-    const int at = first_event_index(o, "hello");
     std::fprintf(stderr, "kbx: reference worker for %s (%zu tasks): %s, hello after %.2f s\n",
                  jobs.front().task->id().c_str(), pending.size(),
                  launcher ? "forked from the warm parent" : "started cold",
-                 at >= 0 && static_cast<size_t>(at) < o.event_seconds.size()
-                     ? o.event_seconds[static_cast<size_t>(at)]
-                     : -1.0);
+                 seconds_to_event(o, "hello"));
   }
   const bool finished = !first_event(o, "done").is_null();
   if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);

@@ -290,6 +290,13 @@ int first_event_index(const sandbox::Outcome& o, const std::string& name) {
   return -1;
 }
 
+double seconds_to_event(const sandbox::Outcome& o, const std::string& name) {
+  const int i = first_event_index(o, name);
+  return i >= 0 && static_cast<size_t>(i) < o.event_seconds.size()
+             ? o.event_seconds[static_cast<size_t>(i)]
+             : -1.0;
+}
+
 int last_event_index(const sandbox::Outcome& o, const std::string& name) {
   for (size_t i = o.events.size(); i-- > 0;) {
     if (o.events[i].value("ev", "") == name) return static_cast<int>(i);

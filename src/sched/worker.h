@@ -102,6 +102,8 @@ bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* record
 int first_event_index(const sandbox::Outcome& o, const std::string& name);
 /// The index of the last event named `name`; -1 when there is none.
 int last_event_index(const sandbox::Outcome& o, const std::string& name);
+/// Seconds from the worker's start to its first event of that name; -1 when none came.
+double seconds_to_event(const sandbox::Outcome& o, const std::string& name);
 
 /// This process's CUDA_VISIBLE_DEVICES ("" when unset): the GPU its workers run on.
 std::string visible_devices();
