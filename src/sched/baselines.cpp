@@ -92,6 +92,26 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
   }
 }
 
+namespace {
+std::string footprint_kind(const std::string& device) {
+  return "reference_bytes/device=" + device;
+}
+}  // namespace
+
+std::uint64_t remembered_footprint(store::Store& db, const std::string& fp, const suite::Task& task,
+                                   const std::string& device) {
+  const auto samples = store::cached_baseline(db, fp, task.id(), task.hash, footprint_kind(device));
+  auto it = samples.find("all");
+  if (it == samples.end() || it->second.empty() || !(it->second.front() > 0)) return 0;
+  return static_cast<std::uint64_t>(it->second.front());
+}
+
+void remember_footprint(store::Store& db, const std::string& fp, const suite::Task& task,
+                        const std::string& device, std::uint64_t bytes) {
+  store::save_baseline(db, fp, task.id(), task.hash, footprint_kind(device),
+                       {{"all", {static_cast<double>(bytes)}}});
+}
+
 double cached_eager_seconds(const EagerSamples& samples) {
   double ms = 0;
   for (const auto& [name, values] : samples.first) {

@@ -40,6 +40,17 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
                          const std::map<std::string, EagerSamples>& cached,
                          std::map<std::string, ReferenceCases>& refs);
 
+/// The bytes a task's references wrote (files in the work folder) on this machine when it was
+/// last computed on `device`: kept beside the baselines (kind "reference_bytes/..."), so that a
+/// later run's room gate (sched/room.h) guesses each task by its own files rather than by the
+/// largest of its category. 0 when never measured.
+std::uint64_t remembered_footprint(store::Store& db, const std::string& fp, const suite::Task& task,
+                                   const std::string& device);
+
+/// Keeps what a task's references wrote on `device` for later runs on this machine.
+void remember_footprint(store::Store& db, const std::string& fp, const suite::Task& task,
+                        const std::string& device, std::uint64_t bytes);
+
 /// Seconds a task's eager loops took on this machine, from its cached samples (their sum over
 /// the full cases); 0 when none are cached.
 double cached_eager_seconds(const EagerSamples& samples);

@@ -375,7 +375,10 @@ int run_eval(const EvalOptions& options) {
   jobs.trusted_warm = &ref_warm;
   InterruptGuard interrupts(db, db_mu, run->id);
   pending = skip_struck(jobs, std::move(pending), task_of);
-  if (!pending.empty()) warm.get();  // it imports while the references run
+  if (!pending.empty()) {
+    warm.get();      // it imports while the references run
+    ref_warm.get();  // and this one while the environment's hello worker starts
+  }
   std::vector<std::string> task_order;
   for (const auto& c : pending) {
     if (std::find(task_order.begin(), task_order.end(), c.task) == task_order.end()) {
@@ -445,6 +448,10 @@ int run_eval(const EvalOptions& options) {
   });
   // What each task's references write, by category, as measured in this run (sched/room.h).
   FootprintGuess footprint(task_bytes_guess(o.device));
+  for (const auto& id : task_order) {  // and what they wrote on this machine before
+    if (!fp.empty())
+      footprint.remembered(id, remembered_footprint(db, fp, *task_of.at(id), o.device));
+  }
   // One chunk's references (and compile baselines), its jobs then handed to the lanes.
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
@@ -507,9 +514,14 @@ int run_eval(const EvalOptions& options) {
       environment_saved = true;
     }
     for (const auto& job : ref_jobs) {
-      footprint.measured(
-          job.task->category,
-          folder_bytes(job.out_dir) + (job.in_dir != job.out_dir ? folder_bytes(job.in_dir) : 0));
+      const std::uint64_t bytes =
+          folder_bytes(job.out_dir) + (job.in_dir != job.out_dir ? folder_bytes(job.in_dir) : 0);
+      footprint.measured(job.task->category, bytes);
+      auto it = refs.find(job.task->id() + "|ref");
+      if (!fp.empty() && it != refs.end() && it->second.error.empty()) {
+        std::lock_guard<std::mutex> lock(db_mu);
+        remember_footprint(db, fp, *job.task, o.device, bytes);
+      }
     }
     for (const auto& job : ref_jobs) {
       const std::string task = job.task->id();
@@ -563,15 +575,27 @@ int run_eval(const EvalOptions& options) {
         feed.wait_until_live_at_most(kChunksAhead * chunk);
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
         std::uint64_t guess = 0;
-        for (const auto& job : chunks[i]) guess += footprint.guess(job.task->category);
+        for (const auto& job : chunks[i])
+          guess += footprint.guess(job.task->category, job.task->id());
+        // What the chunk's references have written so far (their folders)
+        auto written = [&jobs = chunks[i]] {
+          std::uint64_t bytes = 0;
+          for (const auto& job : jobs) {
+            bytes += folder_bytes(job.out_dir);
+            if (job.in_dir != job.out_dir) bytes += folder_bytes(job.in_dir);
+          }
+          return bytes;
+        };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
-        room.enter(guess, [&] { return feed.live() == 0; });
+        const int ticket = room.enter(
+                                   guess, [&] { return feed.live() == 0; }, written)
+                               .ticket;
         trace_pipeline("room_pass", fmt::format("chunk{}", i));
         struct Leave {
           RoomGate& gate;
-          std::uint64_t bytes;
-          ~Leave() { gate.leave(bytes); }
-        } leave{room, guess};
+          int ticket;
+          ~Leave() { gate.leave(ticket); }
+        } leave{room, ticket};
         json hello;
         feed_chunk(chunks[i], &hello);
       }

@@ -69,10 +69,19 @@ std::uint64_t folder_bytes(const fs::path& folder) {
   return bytes;
 }
 
-std::uint64_t FootprintGuess::guess(const std::string& category) const {
+std::uint64_t FootprintGuess::guess(const std::string& category, const std::string& task) const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto known = remembered_.find(task); known != remembered_.end()) {
+    return known->second + known->second / 8;
+  }
   auto it = largest_.find(category);
   return it == largest_.end() ? unmeasured_bytes_ : it->second;
+}
+
+void FootprintGuess::remembered(const std::string& task, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  remembered_[task] = bytes;
 }
 
 void FootprintGuess::measured(const std::string& category, std::uint64_t bytes) {
@@ -84,33 +93,42 @@ void FootprintGuess::measured(const std::string& category, std::uint64_t bytes) 
 RoomGate::RoomGate(std::uint64_t reserve_bytes, std::function<std::uint64_t()> free_bytes)
     : reserve_bytes_(reserve_bytes), free_bytes_(std::move(free_bytes)) {}
 
-bool RoomGate::has_room(std::uint64_t chunk_bytes) const {
-  return free_bytes_() >= reserve_bytes_ + in_flight_bytes_ + chunk_bytes;
+std::uint64_t RoomGate::still_to_write() const {
+  std::uint64_t bytes = 0;
+  for (const auto& [ticket, chunk] : in_flight_) {
+    const std::uint64_t written = chunk.written ? chunk.written() : 0;
+    bytes += chunk.guess - std::min(chunk.guess, written);
+  }
+  return bytes;
 }
 
-double RoomGate::enter(std::uint64_t chunk_bytes, const std::function<bool()>& nothing_live) {
+bool RoomGate::has_room(std::uint64_t chunk_bytes) const {
+  return free_bytes_() >= reserve_bytes_ + still_to_write() + chunk_bytes;
+}
+
+RoomGate::Pass RoomGate::enter(std::uint64_t chunk_bytes, const std::function<bool()>& nothing_live,
+                               WrittenBytes written) {
   const double t0 = monotonic_seconds();
   std::unique_lock<std::mutex> lock(mu_);
-  while (!has_room(chunk_bytes) && !(in_flight_ == 0 && nothing_live())) {
+  while (!has_room(chunk_bytes) && !(in_flight_.empty() && nothing_live())) {
     left_.wait_for(lock, kPollInterval);
   }
-  ++in_flight_;
-  in_flight_bytes_ += chunk_bytes;
-  return monotonic_seconds() - t0;
+  const int ticket = next_ticket_++;
+  in_flight_[ticket] = InFlight{chunk_bytes, std::move(written)};
+  return {ticket, monotonic_seconds() - t0};
 }
 
-void RoomGate::leave(std::uint64_t chunk_bytes) {
+void RoomGate::leave(int ticket) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    --in_flight_;
-    in_flight_bytes_ -= std::min(in_flight_bytes_, chunk_bytes);
+    in_flight_.erase(ticket);
   }
   left_.notify_all();
 }
 
 int RoomGate::in_flight() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return in_flight_;
+  return static_cast<int>(in_flight_.size());
 }
 
 }  // namespace kbx::sched

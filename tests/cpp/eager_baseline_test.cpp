@@ -41,6 +41,19 @@ class EagerBaselines : public ::testing::Test {
   sched::ReferenceJob job_;
 };
 
+// The room gate's guess of a task's files: remembered per machine, device and task version.
+TEST_F(EagerBaselines, AReferencesFootprintIsRememberedPerMachineDeviceAndTaskVersion) {
+  EXPECT_EQ(sched::remembered_footprint(db_, "fp", task_, "cuda"), 0u);
+  sched::remember_footprint(db_, "fp", task_, "cuda", 5'000'000'123ULL);
+  EXPECT_EQ(sched::remembered_footprint(db_, "fp", task_, "cuda"), 5'000'000'123ULL);
+  EXPECT_EQ(sched::remembered_footprint(db_, "fp", task_, "cpu"), 0u);
+  EXPECT_EQ(sched::remembered_footprint(db_, "other-machine", task_, "cuda"), 0u);
+  const suite::Task edited = task_named("h2");
+  EXPECT_EQ(sched::remembered_footprint(db_, "fp", edited, "cuda"), 0u);
+  sched::remember_footprint(db_, "fp", task_, "cuda", 7);  // measured again: replaced
+  EXPECT_EQ(sched::remembered_footprint(db_, "fp", task_, "cuda"), 7u);
+}
+
 TEST_F(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
   auto timed = refs_of(true);
   sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);

@@ -20,8 +20,9 @@ constexpr std::uint64_t kGiB = 1ULL << 30;
 TEST(RoomGate, StartsAtOnceWithRoomAndCountsEachChunkInFlight) {
   std::atomic<std::uint64_t> free{10 * kGiB};
   RoomGate gate(2 * kGiB, [&] { return free.load(); });
-  EXPECT_LT(gate.enter(3 * kGiB, [] { return false; }), 0.2);  // 2 + 3 <= 10
-  EXPECT_LT(gate.enter(3 * kGiB, [] { return false; }), 0.2);  // 2 + 3 + 3 <= 10
+  const auto first = gate.enter(3 * kGiB, [] { return false; });  // 2 + 3 <= 10
+  EXPECT_LT(first.waited_s, 0.2);
+  EXPECT_LT(gate.enter(3 * kGiB, [] { return false; }).waited_s, 0.2);  // 2 + 3 + 3 <= 10
   EXPECT_EQ(gate.in_flight(), 2);
   // a third needs 2 + 6 + 3 = 11 GiB: it waits until one of the two leaves
   std::atomic<bool> entered{false};
@@ -31,12 +32,47 @@ TEST(RoomGate, StartsAtOnceWithRoomAndCountsEachChunkInFlight) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   EXPECT_FALSE(entered);
-  gate.leave(3 * kGiB);
+  gate.leave(first.ticket);
   third.join();
   EXPECT_TRUE(entered);
   EXPECT_EQ(gate.in_flight(), 2);
   // a small chunk still fits beside them: 2 + 6 + 1 <= 10
-  EXPECT_LT(gate.enter(1 * kGiB, [] { return false; }), 0.2);
+  EXPECT_LT(gate.enter(1 * kGiB, [] { return false; }).waited_s, 0.2);
+}
+
+// A chunk's files, once written, are gone from the free bytes: counting its whole guess as
+// well would count them twice, and the gate would hold the others back for room they have.
+TEST(RoomGate, CountsOnlyWhatAChunkInFlightHasStillToWrite) {
+  std::atomic<std::uint64_t> free{10 * kGiB};
+  std::atomic<std::uint64_t> written{0};
+  RoomGate gate(2 * kGiB, [&] { return free.load(); });
+  gate.enter(
+      6 * kGiB, [] { return false; }, [&] { return written.load(); });
+  std::atomic<bool> entered{false};
+  std::thread second([&] {
+    gate.enter(3 * kGiB, [] { return false; });  // needs 2 + (6 - written) + 3 <= free
+    entered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_FALSE(entered);  // 2 + 6 + 3 = 11 > 10
+  free = 6 * kGiB;        // the first wrote 4 of its 6 GiB: free fell by as much
+  written = 4 * kGiB;     // 2 + 2 + 3 = 7 > 6: still no room (set after free: the waiter polls)
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_FALSE(entered);
+  free = 5 * kGiB;
+  written = 6 * kGiB;  // all written: 2 + 0 + 3 = 5 <= 5
+  second.join();
+  EXPECT_TRUE(entered);
+}
+
+// A chunk that writes more than its guess counts for nothing more (its files are in the free
+// bytes already), never for less than nothing.
+TEST(RoomGate, AChunkOverItsGuessCountsForNothingMore) {
+  std::atomic<std::uint64_t> free{6 * kGiB};
+  RoomGate gate(2 * kGiB, [&] { return free.load(); });
+  gate.enter(
+      1 * kGiB, [] { return false; }, [] { return 5 * kGiB; });
+  EXPECT_LT(gate.enter(4 * kGiB, [] { return false; }).waited_s, 0.2);  // 2 + 0 + 4 <= 6
 }
 
 TEST(RoomGate, WaitsForTheFreeBytesToGrow) {
@@ -56,7 +92,7 @@ TEST(RoomGate, WaitsForTheFreeBytesToGrow) {
 
 TEST(RoomGate, AlwaysStartsWhenNothingIsLiveOrInFlight) {
   RoomGate gate(2 * kGiB, [] { return std::uint64_t{0}; });
-  EXPECT_LT(gate.enter(3 * kGiB, [] { return true; }), 0.2);
+  EXPECT_LT(gate.enter(3 * kGiB, [] { return true; }).waited_s, 0.2);
   EXPECT_EQ(gate.in_flight(), 1);
 }
 
@@ -75,6 +111,16 @@ TEST(FootprintGuess, TheCategorysLargestTaskSoFarElseTheDefault) {
   guess.measured("Math", 2 * kGiB);
   EXPECT_EQ(guess.guess("Math"), 3 * kGiB);
   EXPECT_EQ(guess.guess("Loss"), 8 * kGiB);
+}
+
+TEST(FootprintGuess, ATaskRememberedFromAnEarlierRunGoesByItsOwnBytes) {
+  FootprintGuess guess(8 * kGiB);
+  guess.measured("Math", 6 * kGiB);
+  guess.remembered("Math/sub", 1 * kGiB);
+  guess.remembered("Math/add", 0);  // nothing known: the category's
+  EXPECT_EQ(guess.guess("Math", "Math/sub"), 1 * kGiB + kGiB / 8);
+  EXPECT_EQ(guess.guess("Math", "Math/add"), 6 * kGiB);
+  EXPECT_EQ(guess.guess("Loss", "Loss/mse"), 8 * kGiB);
 }
 
 TEST(FootprintGuess, FolderBytesCountsTheFilesBelow) {
