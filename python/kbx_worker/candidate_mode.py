@@ -322,6 +322,8 @@ def _fits(tensors, values):
                for k, t in tensors.items())
 
 
+# The full cases' untouched inputs kept for their timed loops, at most (the slot holder's copies).
+KEEP_ORIGINALS_BYTES = 4 << 30
 DECOYS = 2  # value variants per timed case besides the case's own and its judged twin's
 
 
@@ -385,21 +387,23 @@ def _decoys(inputs, twin, count):
 
 
 def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel,
-               held=None, seed=0):
+               held=None, seed=0, original=None):
     """Times a full case on fresh values for every call: before each timed call (outside its
     timed span) the timer writes one of several value variants into the case's tensors: the
     case's own, its fresh twin's (from the reference worker, with reference outputs) and
     decoys from the task's generator, in rounds of a random order chosen at run time. One of
     the timed calls on the twin's values, picked at random among them, is copied out right
     after it ran and judged like any case: a result that does not follow its inputs fails it.
-    The timing event names the variant of every call (`variants`; the twin is 1)."""
+    The timing event names the variant of every call (`variants`; the twin is 1). original: the
+    case's values as generated (a copy taken before its judged call), else made again here."""
     t_time = time.perf_counter()
     variants = None
     # A twin whose call differs in a value that is not a tensor (a scalar drawn from the seed, as
     # logspace's bounds are) cannot be given by writing its tensors into this call: it is judged
     # on its own call after timing.
     if twin is not None and twin.get("call") == case.get("call"):
-        original, _ = inputs.get(case)  # the values as generated: the call may have updated them
+        if original is None:  # the values as generated: the call may have updated them
+            original, _ = inputs.get(case)
         fresh, fresh_from = inputs.get(twin)
         # A twin of other shapes (an out= tensor sized by the values, as masked_select's is)
         # cannot be written into this call either; decoys that do not fit are left out.
@@ -520,6 +524,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
     (its files and reports wait in `held`)."""
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
+    kept_bytes = 0
     for case in request["cases"]:
         if case.get("fresh_of") and will_time:
             continue  # runs right after its base case is timed
@@ -537,14 +542,20 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                 continue
             return
         if case["tier"] == "full":
-            timed.append((case, args, kwargs, tensors))
+            # its untouched values too (the timer loads them again), while they are small beside
+            # the GPU's memory; else the timer makes them again
+            size = sum(t.numel() * t.element_size() for t in pristine.values())
+            keep = kept_bytes + size <= KEEP_ORIGINALS_BYTES
+            kept_bytes += size if keep else 0
+            timed.append((case, args, kwargs, tensors, pristine if keep else None))
     if will_time and timed:
         slot.take()
         timer = CudaTimer(device, **request.get("timer", {}))
         if slot.wanted:
             timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
-        for case, args, kwargs, tensors in timed:
+        for case, args, kwargs, tensors, pristine in timed:
             if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
                               inputs, counter, device, channel, held,
-                              seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0)):
+                              seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
+                              original=pristine):
                 return

@@ -17,17 +17,26 @@ namespace kbx::sched {
 namespace fs = std::filesystem;
 
 /// SHA-256 over the worker package's Python sources, in name order.
-std::string worker_sources_hash() {
-  const fs::path dir = kbx_home() / "python" / "kbx_worker";
+std::string worker_sources_hash(const fs::path& worker_dir) {
   std::vector<fs::path> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".py") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(worker_dir, ec)) {
+    if (e.path().extension() != ".py") continue;
+    const std::string name = e.path().filename().string();
+    if (std::find(std::begin(kCandidateOnlyModules), std::end(kCandidateOnlyModules), name) !=
+        std::end(kCandidateOnlyModules)) {
+      continue;
+    }
+    files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   std::string all;
   for (const auto& f : files) all += f.filename().string() + '\0' + read_file(f) + '\0';
   return sha256_hex(all);
+}
+
+std::string worker_sources_hash() {
+  return worker_sources_hash(kbx_home() / "python" / "kbx_worker");
 }
 
 namespace {

@@ -10,9 +10,17 @@
 
 namespace kbx::sched {
 
-/// SHA-256 over the Python worker's sources: a change there invalidates every cached reference
-/// and timing.
-std::string worker_sources_hash();
+/// SHA-256 over the Python worker's sources that references and their eager timings run through:
+/// a change there invalidates every cached reference and timing. The modules that only run,
+/// check or judge candidates (kCandidateOnlyModules) are left out: a change to how candidates are
+/// run does not make a machine time its eager baselines again.
+std::string worker_sources_hash(const std::filesystem::path& worker_dir);
+std::string worker_sources_hash();  ///< of kbx's own python/kbx_worker
+
+/// The worker's modules that a reference worker never imports (sched::worker_sources_hash).
+inline constexpr const char* kCandidateOnlyModules[] = {
+    "candidate_mode.py", "judge_mode.py", "static.py",     "confine.py",
+    "selfcheck.py",      "errmodel.py",   "gemm_kernel.py"};
 
 /// Reference work kept across runs and methods (issue 14): a task's reference outputs, float64
 /// shadows, inputs and case events (with the eager timings), under a key of everything they

@@ -38,6 +38,27 @@ ReferenceJob computed_job(const suite::Task& task, const fs::path& work, std::si
   return job;
 }
 
+// The cache keys and the eager baselines depend on the worker code that references run through;
+// a change to how candidates are run or judged leaves them valid.
+TEST(WorkerSourcesHash, FollowsTheReferencesCodeNotTheCandidatesOnly) {
+  test::TempDir dir;
+  write_file(dir.path() / "timer.py", "A = 1\n");
+  write_file(dir.path() / "reference_mode.py", "B = 1\n");
+  write_file(dir.path() / "candidate_mode.py", "C = 1\n");
+  write_file(dir.path() / "notes.txt", "not a module\n");
+  const std::string first = worker_sources_hash(dir.path());
+  write_file(dir.path() / "candidate_mode.py", "C = 2\n");
+  write_file(dir.path() / "judge_mode.py", "D = 1\n");
+  write_file(dir.path() / "notes.txt", "changed\n");
+  EXPECT_EQ(worker_sources_hash(dir.path()), first);
+  write_file(dir.path() / "timer.py", "A = 2\n");
+  EXPECT_NE(worker_sources_hash(dir.path()), first);
+  write_file(dir.path() / "timer.py", "A = 1\n");
+  write_file(dir.path() / "casegen.py", "E = 1\n");  // a new module references may import
+  EXPECT_NE(worker_sources_hash(dir.path()), first);
+  EXPECT_FALSE(worker_sources_hash().empty());  // kbx's own worker is found
+}
+
 suite::Task task_named(const std::string& name) {
   suite::Task t;
   t.category = "Math";

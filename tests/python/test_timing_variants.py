@@ -74,7 +74,7 @@ def test_every_full_deterministic_case_gets_a_twin(tmp_path):
                           "perf_two__fresh"}
 
 
-def _time(tmp_path, entry, reps=12, seed=3, name="perf_one"):
+def _time(tmp_path, entry, reps=12, seed=3, name="perf_one", keep_original=False, gets=None):
     task, out, cases = _reference(tmp_path)
     job = tmp_path / "job"
     job.mkdir(exist_ok=True)
@@ -90,11 +90,17 @@ def _time(tmp_path, entry, reps=12, seed=3, name="perf_one"):
     base, twin = request_case(name), request_case(name + "__fresh")
     inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
     tensors, _ = inputs.get(base)
+    original = {k: v.clone() for k, v in tensors.items()} if keep_original else None
     args, kwargs = candidate_mode.decode_call(base["call"], tensors)
     events = Events()
+    if gets is not None:  # counts the inputs made (or read) while timing, by case
+        get = inputs.get
+        inputs.get = lambda c: (gets.append(c["name"]), get(c))[1]
     ok = candidate_mode._time_case(entry, base, twin, args, kwargs, tensors,
                                    StandInTimer(reps=reps, ms=1.0), inputs,
-                                   candidate_mode.LaunchCounter(), "cpu", events, seed=seed)
+                                   candidate_mode.LaunchCounter(), "cpu", events, seed=seed,
+                                   original=original)
+    inputs.get = type(inputs).get.__get__(inputs)  # the helper's own reads below are not counted
     assert ok
     timing, case = events.events
     got = read_kbt(str(job / f"{name}__fresh.cand.kbt")).get("out")
@@ -120,6 +126,26 @@ def test_every_timed_call_runs_on_other_values_than_the_call_before(tmp_path):
         if v == 1:
             assert torch.equal(x, twin)
     assert timing["variants"][case["timed_call"]] == 1  # the judged call is a timed one
+
+
+def test_the_case_values_kept_from_its_judged_call_are_not_made_again(tmp_path):
+    """The worker keeps a full case's untouched inputs from its judged call for the timed loop:
+    the timer loads those as variant 0 (an in-place candidate updated the tensors meanwhile)
+    instead of making the case's inputs again inside the timing slot."""
+    seen, gets = [], []
+
+    def in_place(x, factor):  # a right result, and its input updated in place
+        seen.append(x.clone())
+        out = x * factor
+        x.add_(1)
+        return out
+
+    timing, case, got, want, base, twin = _time(tmp_path, in_place, keep_original=True, gets=gets)
+    assert "perf_one" not in gets and "perf_one__fresh" in gets
+    assert torch.equal(got, want)
+    for v, x in zip(timing["variants"], seen):
+        if v == 0:
+            assert torch.equal(x, base)
 
 
 def test_the_judged_call_is_chosen_at_random_among_the_timed_calls(tmp_path):
