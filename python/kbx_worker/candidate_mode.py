@@ -444,7 +444,9 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  tampered=tampered() + (list(l2.found) if l2 is not None else []),
                  host_ms=timer.last_host_ms, variants=schedule if variants else [],
                  judged_variant=1 if variants else None,
-                 quiet=bool(getattr(timer, "last_quiet", False)))
+                 quiet=bool(getattr(timer, "last_quiet", False)),
+                 settle_s=float(getattr(timer, "last_settle_s", 0.0)),
+                 contended=bool(getattr(timer, "last_contended", False)))
     if twin is None:
         return True
     if variants is None or "result" not in judged:

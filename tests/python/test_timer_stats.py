@@ -37,3 +37,44 @@ def test_a_batch_that_would_overrun_the_budget_is_not_started():
     assert another_batch_fits(250.0, 10, 10, 500.0)  # ends at 500 ms exactly
     assert not another_batch_fits(251.0, 10, 10, 500.0)
     assert not another_batch_fits(600.0, 0, 10, 500.0)  # nothing timed and the budget spent
+
+
+def test_a_burst_with_another_contexts_time_slice_is_contended():
+    from kbx_worker.timer import burst_contended
+    alone = [0.081, 0.080, 0.082, 0.080, 0.081, 0.080, 0.083, 0.080]
+    assert not burst_contended(alone)
+    # the first scrub waited out another context's 2 ms time slice (session 15, H200)
+    assert burst_contended([2.3] + alone[1:])
+    assert not burst_contended([0.16] + alone[1:])  # 2x and 80 us: a slow first, not a slice
+
+
+def _settle(bursts, max_s=None):
+    """Runs CudaTimer.settle on given bursts, with a clock that a pause moves on."""
+    from kbx_worker import timer
+    now = [0.0]
+    seen = []
+
+    def burst():
+        seen.append(1)
+        return bursts[min(len(seen), len(bursts)) - 1]
+
+    def sleep(s):
+        now[0] += s
+
+    t = object.__new__(timer.CudaTimer)  # no GPU needed: the burst is given
+    settled, waited = t.settle(burst=burst, sleep=sleep, clock=lambda: now[0])
+    return settled, waited, len(seen)
+
+
+def test_the_timer_waits_for_another_contexts_work_to_drain_before_timing():
+    from kbx_worker.timer import SETTLE_PAUSE_S
+    clean, busy = [0.08] * 8, [2.4] + [0.08] * 7
+    assert _settle([clean]) == (True, 0.0, 1)
+    settled, waited, bursts = _settle([busy, busy, busy, clean])
+    assert settled and bursts == 4 and abs(waited - 3 * SETTLE_PAUSE_S) < 1e-9
+
+
+def test_the_timer_gives_up_on_work_that_never_drains_and_says_so():
+    from kbx_worker.timer import SETTLE_MAX_S
+    settled, waited, bursts = _settle([[2.4] + [0.08] * 7])
+    assert not settled and waited >= SETTLE_MAX_S and bursts > 10
