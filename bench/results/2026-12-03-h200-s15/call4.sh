@@ -9,10 +9,10 @@ KBX=$PWD/.carry/bin/kbx
 echo "== $(date -u +%T) settle"
 python3 bench/settle_gpu.py --hog-ms 1500
 mkdir -p $OUT/sub
-for c in Index Loss Normalization Reduce; do cp -r solutions/expert/$c $OUT/sub/; done
+for c in ${CATS:-Index Loss Normalization Reduce}; do cp -r solutions/expert/$c $OUT/sub/; done
 for k in 1 2; do
   t0=$(date +%s)
-  KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kx$k timeout --signal=INT 140 $KBX eval --method expert \
+  KBX_DEBUG_TIMING=1 KBX_REF_CACHE=off KBX_WORK=/dev/shm/kx$k timeout --signal=INT ${RUN_TIMEOUT:-140} $KBX eval --method expert \
     --candidates $OUT/sub --device cuda --db $OUT/rep$k.db --fresh > $OUT/rep$k.log 2>&1
   echo "run $k: exit $? wall $(( $(date +%s) - t0 )) s, evaluated $(grep -c '^eval' $OUT/rep$k.log), not passed: $(grep '^eval' $OUT/rep$k.log | grep -vc ' passed ')"
   grep '^eval' $OUT/rep$k.log | grep -v ' passed ' | head -5
