@@ -38,7 +38,11 @@ def _timer(host_bound, quiet, batch=None):
             batch()
         return [1.0] * reps
 
-    t._estimate_ms, t._batch = estimate, batches
+    def burst():  # an idle GPU: eight alike scrubs
+        quiet.log.append("settle") if quiet is not None else None
+        return [0.08] * 8
+
+    t._estimate_ms, t._batch, t._burst_ms = estimate, batches, burst
     return t
 
 
@@ -47,7 +51,8 @@ def test_a_host_bound_call_is_timed_on_a_quiet_host():
     t = _timer(True, quiet)
     assert t.run(lambda: None)
     assert quiet.log[0] == "ask" and quiet.log[-1] == "end"
-    assert set(quiet.log[1:-1]) == {"batch"}
+    assert quiet.log[1] == "settle"  # on the quiet host, before the first batch
+    assert set(quiet.log[2:-1]) == {"batch"}
     assert t.last_quiet and t.last_phases["quiet"] == 1.0
 
 
@@ -99,3 +104,18 @@ def test_the_channel_asks_on_the_event_pipe_and_reads_the_answer_on_the_request_
     assert channel.ask_quiet() is False  # the supervisor closed the pipe: no quiet host
     sent = os.read(ev_r, 4096).decode().splitlines()
     assert sent == ['{"ev":"quiet_wanted"}'] * 2 + ['{"ev":"quiet_done"}', '{"ev":"quiet_wanted"}']
+
+
+def test_the_quiet_ends_when_the_settle_fails():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet)
+
+    def broken():
+        raise RuntimeError("CUDA error")
+
+    t._burst_ms = broken
+    try:
+        t.run(lambda: None)
+    except RuntimeError:
+        pass
+    assert quiet.log == ["ask", "end"]
