@@ -48,7 +48,7 @@ def test_a_burst_with_another_contexts_time_slice_is_contended():
     assert not burst_contended([0.16] + alone[1:])  # 2x and 80 us: a slow first, not a slice
 
 
-def _settle(bursts, max_s=None):
+def _settle(bursts, t=None):
     """Runs CudaTimer.settle on given bursts, with a clock that a pause moves on."""
     from kbx_worker import timer
     now = [0.0]
@@ -61,7 +61,7 @@ def _settle(bursts, max_s=None):
     def sleep(s):
         now[0] += s
 
-    t = object.__new__(timer.CudaTimer)  # no GPU needed: the burst is given
+    t = t or object.__new__(timer.CudaTimer)  # no GPU needed: the burst is given
     settled, waited = t.settle(burst=burst, sleep=sleep, clock=lambda: now[0])
     return settled, waited, len(seen)
 
@@ -76,5 +76,11 @@ def test_the_timer_waits_for_another_contexts_work_to_drain_before_timing():
 
 def test_the_timer_gives_up_on_work_that_never_drains_and_says_so():
     from kbx_worker.timer import SETTLE_MAX_S
-    settled, waited, bursts = _settle([[2.4] + [0.08] * 7])
+    from kbx_worker import timer
+    t = object.__new__(timer.CudaTimer)
+    busy = [[2.4] + [0.08] * 7]
+    settled, waited, bursts = _settle(busy, t)
     assert not settled and waited >= SETTLE_MAX_S and bursts > 10
+    # a steady load: the worker's later cases look once and do not wait again
+    assert _settle(busy, t) == (False, 0.0, 1)
+    assert _settle([[0.08] * 8], t) == (True, 0.0, 1)
