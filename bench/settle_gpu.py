@@ -6,7 +6,7 @@ Starts a second process that queues about HOG_MS of GPU work (float32 matmuls) a
 is done; while its work is on the GPU, times a short call (a 16M-element masked_select) with
 CUDA events, without settling; then settles (CudaTimer.settle) and times the call again. Prints
 the burst times, the medians before and after, and how long the settle waited.
-    python3 bench/settle_gpu.py [--hog-ms 1500]
+    python3 bench/settle_gpu.py [--hog-ms 600]
 """
 import argparse
 import os
@@ -51,7 +51,7 @@ def time_calls(fn, reps=20):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hog-ms", type=float, default=1500.0)
+    ap.add_argument("--hog-ms", type=float, default=600.0)
     a = ap.parse_args()
     timer = T.CudaTimer("cuda")
     x = torch.randn(1 << 24, device="cuda")
