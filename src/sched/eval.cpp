@@ -214,6 +214,12 @@ int reference_workers(const std::string& device, int lanes) {
   return std::min(6, lanes / 2 + 2);
 }
 
+std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes) {
+  const std::size_t chunks_ahead = device == "cuda" ? 4 : 2;
+  const std::size_t at_least = device == "cuda" ? static_cast<std::size_t>(std::max(lanes, 0)) : 0;
+  return std::max(chunks_ahead * chunk, at_least);
+}
+
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
   return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
@@ -415,14 +421,13 @@ int run_eval(const EvalOptions& options) {
     task_order = heavy_tasks_first(task_order, weight, kHeavySlotSeconds);
   }
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
-  // candidates of the chunks before it; a task's files go when its last job ends, and at most
-  // kChunksAhead chunks of tasks have files on disk besides the one being computed.
+  // candidates of the chunks before it; a task's files go when its last job ends, and a chunk
+  // starts only while at most live_task_cap(...) tasks have files on disk.
   // The first chunk is one task: the lanes and the other reference workers wait for it (its
   // worker's hello), and on the H200 a task's references take 1-10 s (their files). On the GPU
   // chunks of two, four ahead: with six reference workers, at most 20 tasks have files, as with
   // three workers and chunks of four (files of the Activation tasks are 4-8 GB each: tmpfs).
   const size_t chunk = o.device == "cuda" ? 2 : 16;
-  const size_t kChunksAhead = o.device == "cuda" ? 4 : 2;
   std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size();) {
     const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;
@@ -572,7 +577,7 @@ int run_eval(const EvalOptions& options) {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         trace_pipeline("gate_wait", fmt::format("chunk{}", i));
-        feed.wait_until_live_at_most(kChunksAhead * chunk);
+        feed.wait_until_live_at_most(live_task_cap(o.device, chunk, jobs.lanes));
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
         std::uint64_t guess = 0;
         for (const auto& job : chunks[i])

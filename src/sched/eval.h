@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -62,6 +63,12 @@ int default_jobs(const std::string& device, unsigned cores);
 /// took 90% of a reference worker's time, three workers were the pipeline's bottleneck); on the
 /// CPU one (the lanes have the cores).
 int reference_workers(const std::string& device, int lanes);
+
+/// The most tasks with reference files on disk ("live": fed to the lanes, last job not ended)
+/// before another chunk of references starts: on the GPU four chunks of `chunk` tasks, and never
+/// fewer than the lanes (with more lanes than that, as --jobs may ask, lanes would idle for want
+/// of a live task; the room gate still keeps the files within memory); on the CPU two chunks.
+std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes);
 
 /// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.

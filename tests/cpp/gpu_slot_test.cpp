@@ -444,6 +444,14 @@ TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
   EXPECT_EQ(sched::reference_workers("cpu", 16), 1);
 }
 
+TEST(LiveTaskCap, FourChunksAheadOnTheGpuAndNeverFewerThanTheLanes) {
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 8), 8u);  // the default lanes: four chunks of two
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 4), 8u);
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 12), 12u);  // --jobs 12: a live task for each lane
+  EXPECT_EQ(sched::live_task_cap("cpu", 16, 2), 32u);
+  EXPECT_EQ(sched::live_task_cap("cpu", 16, 64), 32u);  // the CPU's lanes take many tasks each
+}
+
 TEST(DefaultJobs, TheGpusMemoryCapsThem) {
   const std::uint64_t gib = 1ULL << 30;
   EXPECT_EQ(sched::jobs_for_gpu_memory(24 * gib), 1);    // a small GPU: one job at a time
