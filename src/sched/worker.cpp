@@ -154,6 +154,11 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   }
   if (env.device != "cpu" && !env.gpu.empty()) overrides["CUDA_VISIBLE_DEVICES"] = env.gpu;
   if (env.quiet && env.quiet_all) overrides["KBX_QUIET_TIMING"] = "all";
+  // The timer's settle before timed batches (python/kbx_worker/timer.py), opt-in until it has run
+  // on a GPU
+  if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "1") {
+    overrides["KBX_TIMER_SETTLE"] = "1";
+  }
   return sandbox::scrubbed_environment(overrides);
 }
 

@@ -28,6 +28,7 @@ def _timer(host_bound, quiet, batch=None):
     t.min_reps, t.max_reps, t.batch, t.budget_ms = 10, 2000, 10, 500.0
     t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
     t.quiet, t.last_quiet, t.quiet_all = quiet, False, False
+    t.settles = True
 
     def estimate(fn):
         return 0.1, host_bound
@@ -119,3 +120,14 @@ def test_the_quiet_ends_when_the_settle_fails():
     except RuntimeError:
         pass
     assert quiet.log == ["ask", "end"]
+
+
+def test_the_settle_is_off_unless_asked_for():
+    assert not timer_module.settle_enabled({})
+    assert not timer_module.settle_enabled({"KBX_TIMER_SETTLE": "0"})
+    assert timer_module.settle_enabled({"KBX_TIMER_SETTLE": "1"})
+    quiet = FakeQuiet()
+    t = _timer(True, quiet)
+    t.settles = False
+    assert t.run(lambda: None)
+    assert "settle" not in quiet.log and t.last_settle_s == 0.0
