@@ -583,24 +583,23 @@ int run_eval(const EvalOptions& options) {
         for (const auto& job : chunks[i])
           guess += footprint.guess(job.task->category, job.task->id());
         // What the chunk's references have written so far (their folders)
-        auto written = [&jobs = chunks[i]] {
+        auto written = [&chunk_jobs = chunks[i]] {
           std::uint64_t bytes = 0;
-          for (const auto& job : jobs) {
+          for (const auto& job : chunk_jobs) {
             bytes += folder_bytes(job.out_dir);
             if (job.in_dir != job.out_dir) bytes += folder_bytes(job.in_dir);
           }
           return bytes;
         };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
-        const int ticket = room.enter(
-                                   guess, [&] { return feed.live() == 0; }, written)
-                               .ticket;
+        const auto nothing_live = [&] { return feed.live() == 0; };
+        const RoomGate::Pass pass = room.enter(guess, nothing_live, written);
         trace_pipeline("room_pass", fmt::format("chunk{}", i));
         struct Leave {
           RoomGate& gate;
           int ticket;
           ~Leave() { gate.leave(ticket); }
-        } leave{room, ticket};
+        } leave{room, pass.ticket};
         json hello;
         feed_chunk(chunks[i], &hello);
       }
