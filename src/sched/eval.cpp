@@ -453,9 +453,10 @@ int run_eval(const EvalOptions& options) {
   });
   // What each task's references write, by category, as measured in this run (sched/room.h).
   FootprintGuess footprint(task_bytes_guess(o.device));
-  for (const auto& id : task_order) {  // and what they wrote on this machine before
-    if (!fp.empty())
+  if (!fp.empty()) {  // and what they wrote on this machine before
+    for (const auto& id : task_order) {
       footprint.remembered(id, remembered_footprint(db, fp, *task_of.at(id), o.device));
+    }
   }
   // One chunk's references (and compile baselines), its jobs then handed to the lanes.
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
@@ -519,8 +520,7 @@ int run_eval(const EvalOptions& options) {
       environment_saved = true;
     }
     for (const auto& job : ref_jobs) {
-      const std::uint64_t bytes =
-          folder_bytes(job.out_dir) + (job.in_dir != job.out_dir ? folder_bytes(job.in_dir) : 0);
+      const std::uint64_t bytes = reference_folder_bytes(job);
       footprint.measured(job.task->category, bytes);
       auto it = refs.find(job.task->id() + "|ref");
       if (!fp.empty() && it != refs.end() && it->second.error.empty()) {
@@ -585,10 +585,7 @@ int run_eval(const EvalOptions& options) {
         // What the chunk's references have written so far (their folders)
         auto written = [&chunk_jobs = chunks[i]] {
           std::uint64_t bytes = 0;
-          for (const auto& job : chunk_jobs) {
-            bytes += folder_bytes(job.out_dir);
-            if (job.in_dir != job.out_dir) bytes += folder_bytes(job.in_dir);
-          }
+          for (const auto& job : chunk_jobs) bytes += reference_folder_bytes(job);
           return bytes;
         };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));

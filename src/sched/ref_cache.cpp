@@ -121,9 +121,7 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
   if (fs::exists(entry, ec)) return;
   // An entry that does not fit beside those this run uses is not kept: evicting them would make
   // a sweep over more tasks than the cap holds miss on every task, and pay every copy.
-  const std::uint64_t bytes =
-      folder_bytes(job.out_dir) +
-      (job.in_dir.empty() || job.in_dir == job.out_dir ? 0 : folder_bytes(job.in_dir));
+  const std::uint64_t bytes = reference_folder_bytes(job);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (in_use_bytes_ + bytes > max_bytes_) {

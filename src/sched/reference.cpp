@@ -9,9 +9,15 @@
 #include "common/util.h"
 #include "kbx/probe_records.h"
 #include "sched/gpu_slot.h"
+#include "sched/room.h"
 #include "timing/probe_timing.h"
 
 namespace kbx::sched {
+
+std::uint64_t reference_folder_bytes(const ReferenceJob& job) {
+  const bool inputs_apart = !job.in_dir.empty() && job.in_dir != job.out_dir;
+  return folder_bytes(job.out_dir) + (inputs_apart ? folder_bytes(job.in_dir) : 0);
+}
 namespace fs = std::filesystem;
 using nlohmann::json;
 

@@ -31,6 +31,10 @@ struct ReferenceJob {
   bool time_eager = true;  ///< time the full cases' eager calls (false: their samples are cached)
 };
 
+/// Bytes of the files a reference job's folders hold (its outputs, and its inputs when they go
+/// elsewhere).
+std::uint64_t reference_folder_bytes(const ReferenceJob& job);
+
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
 /// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm
