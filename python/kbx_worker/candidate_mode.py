@@ -546,7 +546,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         if case["tier"] == "full":
             # its untouched values too (the timer loads them again), while they are small beside
             # the GPU's memory; else the timer makes them again
-            size = sum(t.numel() * t.element_size() for t in pristine.values())
+            size = tensorio.named_bytes(pristine)
             keep = kept_bytes + size <= KEEP_ORIGINALS_BYTES
             kept_bytes += size if keep else 0
             timed.append((case, args, kwargs, tensors, pristine if keep else None))

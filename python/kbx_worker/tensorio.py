@@ -216,6 +216,11 @@ def _digest_one(t):
     return f"{dtype_name(t.dtype)}:{list(t.shape)}:{n}:{s1 & (2**64 - 1):x}:{s2 & (2**64 - 1):x}:{tail}"
 
 
+def named_bytes(named):
+    """Bytes of the named tensors' elements."""
+    return sum(t.numel() * t.element_size() for t in named.values())
+
+
 def digest(tensors):
     """Checksums of named tensors: the candidate's worker checks inputs it rebuilt against the
     reference's before using them instead of reading the inputs file."""
@@ -241,7 +246,7 @@ class DeferredFiles:
 
     def write(self, path, named):
         if self.defer:
-            nbytes = sum(t.numel() * t.element_size() for t in named.values())
+            nbytes = named_bytes(named)
             if self.pending_bytes + nbytes <= self.MAX_PENDING_BYTES:
                 try:
                     copies = {k: t.detach().clone() for k, t in named.items()}

@@ -74,7 +74,8 @@ def test_every_full_deterministic_case_gets_a_twin(tmp_path):
                           "perf_two__fresh"}
 
 
-def _time(tmp_path, entry, reps=12, seed=3, name="perf_one", keep_original=False, gets=None):
+def _time(tmp_path, entry, reps=12, seed=3, name="perf_one", keep_original=False, gets=None,
+          strided_original=False):
     task, out, cases = _reference(tmp_path)
     job = tmp_path / "job"
     job.mkdir(exist_ok=True)
@@ -91,6 +92,9 @@ def _time(tmp_path, entry, reps=12, seed=3, name="perf_one", keep_original=False
     inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
     tensors, _ = inputs.get(base)
     original = {k: v.clone() for k, v in tensors.items()} if keep_original else None
+    if strided_original:  # the kept copy in a layout of its own: every other element of a buffer
+        original = {k: torch.empty(2 * v.numel(), dtype=v.dtype)[::2].view(v.shape).copy_(v)
+                    if v.dim() == 1 else v.clone() for k, v in tensors.items()}
     args, kwargs = candidate_mode.decode_call(base["call"], tensors)
     events = Events()
     if gets is not None:  # counts the inputs made (or read) while timing, by case
@@ -143,6 +147,22 @@ def test_the_case_values_kept_from_its_judged_call_are_not_made_again(tmp_path):
     timing, case, got, want, base, twin = _time(tmp_path, in_place, keep_original=True, gets=gets)
     assert "perf_one" not in gets and "perf_one__fresh" in gets
     assert torch.equal(got, want)
+    for v, x in zip(timing["variants"], seen):
+        if v == 0:
+            assert torch.equal(x, base)
+
+
+def test_a_kept_original_of_other_strides_is_loaded_by_value(tmp_path):
+    """An honest pattern: the case's kept values need not share the call's tensors' strides."""
+    seen = []
+
+    def honest(x, factor):
+        seen.append(x.clone())
+        return x * factor
+
+    timing, case, got, want, base, twin = _time(tmp_path, honest, strided_original=True)
+    assert torch.equal(got, want)
+    assert 0 in timing["variants"]
     for v, x in zip(timing["variants"], seen):
         if v == 0:
             assert torch.equal(x, base)
