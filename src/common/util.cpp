@@ -1,9 +1,12 @@
 #include "common/util.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -29,6 +32,26 @@ void write_file(const std::filesystem::path& path, std::string_view data) {
   if (!out) throw Error(path.string() + ": cannot open for writing: " + std::strerror(errno));
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
   if (!out) throw Error(path.string() + ": write failed");
+}
+
+long write_without_sigpipe(int fd, const void* data, std::size_t size) {
+  sigset_t pipe_only, before, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;  // not ours to take
+  const ssize_t written = write(fd, data, size);
+  const int write_errno = errno;
+  if (written < 0 && write_errno == EPIPE && !was_pending) {
+    // The write raised SIGPIPE on this thread, held by the mask: take it before unblocking.
+    const timespec at_once{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &at_once) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = write_errno;
+  return written;
 }
 
 bool is_valid_utf8(std::string_view s) {

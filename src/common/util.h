@@ -17,6 +17,11 @@ void write_file(const std::filesystem::path& path, std::string_view data);
 /// True when data is well-formed UTF-8.
 bool is_valid_utf8(std::string_view data);
 
+/// write(2) that never raises SIGPIPE, whatever the process's disposition of it (kbx's CLI ignores
+/// it; a test binary or another program using the library may not): when the reader has closed
+/// its end, the answer is -1 with errno EPIPE and the process lives on.
+long write_without_sigpipe(int fd, const void* data, std::size_t size);
+
 /// Lower-case hex SHA-256 of data.
 std::string sha256_hex(std::string_view data);
 

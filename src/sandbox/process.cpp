@@ -271,7 +271,7 @@ void release_slot(const Spawn& s, SlotState& st) {
 /// answers cannot stall the supervisor; what does not fit is dropped).
 void answer(int request_fd, const char* line) {
   if (request_fd < 0) return;
-  [[maybe_unused]] const ssize_t n = write(request_fd, line, strlen(line));
+  [[maybe_unused]] const long n = write_without_sigpipe(request_fd, line, strlen(line));
 }
 
 /// Notes the worker's "slot_wanted" among the events that came since the last call, and, where
@@ -325,7 +325,7 @@ double grant_slot(const Spawn& s, SlotState& st, Outcome& out, int request_fd, d
   static const char kGo[] = "go\n";
   // The worker has read its whole request before asking, so the pipe has room for 3 bytes; a
   // worker that closed its end gets nothing and ends without the slot's work.
-  [[maybe_unused]] const ssize_t n = write(request_fd, kGo, sizeof kGo - 1);
+  [[maybe_unused]] const long n = write_without_sigpipe(request_fd, kGo, sizeof kGo - 1);
   return waited;
 }
 
@@ -426,8 +426,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     for (const auto& p : fds) {
       if (!p.revents) continue;
       if (p.fd == request_fd) {
-        ssize_t n =
-            write(request_fd, s.request.data() + request_sent, s.request.size() - request_sent);
+        const long n = write_without_sigpipe(request_fd, s.request.data() + request_sent,
+                                             s.request.size() - request_sent);
         if (n > 0) request_sent += static_cast<size_t>(n);
         if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
         if (request_sent >= s.request.size()) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include "sandbox/process.h"
 #include "timing/stats.h"
@@ -41,6 +42,24 @@ TEST(Sandbox, EventsArriveOnFd4AndRequestOnFd3) {
   ASSERT_EQ(o.events.size(), 1u);
   EXPECT_EQ(o.events[0]["got"], "hello");
   EXPECT_EQ(o.stdout_kept, "printed\n");
+}
+
+// A worker that closes its request pipe unread: the supervisor's next write fails with EPIPE. With
+// SIGPIPE at its default (as in this test binary, or any program that uses the library without
+// kbx's CLI), that write must not kill the supervisor. In a child of its own (a death test): the
+// bug, when present, kills that child, not the tests.
+TEST(Sandbox, AWorkerThatNeverReadsItsRequestCannotKillTheSupervisorWithSigpipe) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::signal(SIGPIPE, SIG_DFL);
+        auto s = shell("exec 3<&-; sleep 0.2; exit 7");
+        s.request.assign(size_t{4} << 20,
+                         'x');  // far over a pipe's buffer: written after the close
+        const auto o = sandbox::run(s);
+        std::_Exit(o.end == sandbox::Outcome::End::Exited && o.exit_code == 7 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Sandbox, HangIsKilledWithItsChildren) {
