@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 
 #include "common/util.h"
@@ -242,8 +244,28 @@ void set_slot_priority(pid_t worker, bool holding) {
   if (worker > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(worker), holding ? kSlotNice : 0);
 }
 
+/// Gives every thread of the worker but `keep` (0: none) the CPUs `cpus`. A thread inherits the
+/// CPUs of the thread that makes it: one made while the holder's main thread is pinned (as
+/// OpenMP's pool, made at a process's first parallel call, often inside a timed case's warm-up)
+/// would otherwise run on the slot's one CPU, its whole pool sharing it with the main thread: on
+/// this machine an eigendecomposition ran 3.8x slower so, and whether the pool was made before
+/// or after the pin changed from run to run with what the worker had done before.
+void spread_threads(pid_t worker, const cpu_set_t& cpus, pid_t keep) {
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(worker) + "/task", ec)) {
+    pid_t tid = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc() ||
+        tid <= 0 || tid == keep) {
+      continue;
+    }
+    sched_setaffinity(tid, sizeof cpus, &cpus);  // a thread that ended meanwhile: ESRCH
+  }
+}
+
 /// Pins the slot holder's main thread to Spawn::slot_cpu while it holds the slot (its CPUs as
-/// they were are kept in `saved` and given back at the release).
+/// they were are kept in `saved` and given back at the release, to every thread it has then).
 void set_slot_cpu(pid_t worker, int cpu, bool holding, cpu_set_t& saved, bool& pinned) {
   if (worker <= 0 || cpu < 0 || cpu >= CPU_SETSIZE) return;
   if (holding && !pinned) {
@@ -254,7 +276,7 @@ void set_slot_cpu(pid_t worker, int cpu, bool holding, cpu_set_t& saved, bool& p
     CPU_SET(cpu, &one);
     pinned = sched_setaffinity(worker, sizeof one, &one) == 0;
   } else if (!holding && pinned) {
-    sched_setaffinity(worker, sizeof saved, &saved);
+    spread_threads(worker, saved, 0);
     pinned = false;
   }
 }
@@ -294,6 +316,9 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
         out.slot_released_after = static_cast<int>(st.events_seen) + 1;
       }
     } else if (ev == "quiet_wanted") {
+      // After the case's warm-up, before its timed batches: threads the warm-up made run where
+      // the worker's threads ran before the slot, not on the slot's CPU.
+      if (st.pinned) spread_threads(worker, st.cpus_before, worker);
       const bool quiet = s.quiet && st.held && s.quiet->hush(st.member);
       answer(request_fd, quiet ? "quiet\n" : "loud\n");
     } else if (ev == "quiet_done" && s.quiet) {

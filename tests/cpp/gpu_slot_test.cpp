@@ -281,6 +281,56 @@ TEST_F(GpuSlotTest, TheHolderRunsOnTheSlotsCpuUntilItHandsTheSlotBack) {
   }
 }
 
+/// A Python worker that makes a thread while it holds the slot (pinned to `cpu`), asks for a
+/// quiet host, and reports the CPUs of its main thread and of the new one: events slot_wanted,
+/// quiet_wanted, held (main, made: the new thread's CPUs when made, now: after the answer),
+/// slot_done, after (the new thread's CPUs then).
+sandbox::Spawn thread_making_worker(sched::GpuSlot* slot, int cpu) {
+  sandbox::Spawn s = handback_worker(slot, true);
+  s.argv = {"/usr/bin/env", "python3", "-c", R"(
+import json, os, threading, time
+req, ev = os.fdopen(3), os.fdopen(4, "w", buffering=1)
+def cpus(tid):
+    with open(f"/proc/self/task/{tid}/status") as f:
+        return next(l.split()[1] for l in f if l.startswith("Cpus_allowed_list"))
+def say(**kw):
+    ev.write(json.dumps(kw) + chr(10))
+req.readline()
+say(ev="slot_wanted")
+req.readline()
+main = threading.get_native_id()
+helper = threading.Thread(target=time.sleep, args=(2,))
+helper.start()
+made = cpus(helper.native_id)
+say(ev="quiet_wanted")
+req.readline()
+say(ev="held", main=cpus(main), made=made, now=cpus(helper.native_id))
+say(ev="slot_done")
+time.sleep(0.3)
+say(ev="after", helper=cpus(helper.native_id))
+)"};
+  s.env = sandbox::scrubbed_environment({{"PATH", "/usr/local/bin:/usr/bin:/bin"}});
+  s.slot_cpu = cpu;
+  return s;
+}
+
+TEST_F(GpuSlotTest, ThreadsTheHolderMakesRunOffTheSlotsCpuFromItsTimedBatchesOn) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "one CPU: every thread runs on it";
+  const int cpu = highest_cpu(mine);
+  sched::GpuSlot slot("0");
+  const sandbox::Outcome o = sandbox::run(thread_making_worker(&slot, cpu));
+  ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
+  const nlohmann::json& held = o.events[2];
+  EXPECT_EQ(held["main"], std::to_string(cpu)) << "the main thread stays on the slot's CPU";
+  EXPECT_EQ(held["made"], std::to_string(cpu)) << "made while pinned: it inherited the one CPU";
+  const auto now = sched::parse_cpulist(held["now"].get<std::string>());
+  EXPECT_EQ(static_cast<int>(now.size()), CPU_COUNT(&mine))
+      << "at quiet_wanted it gets the worker's CPUs back: " << held["now"];
+  EXPECT_EQ(o.events[4]["helper"], held["now"]) << "and keeps them after the slot";
+}
+
 TEST_F(GpuSlotTest, TheSlotsCpuIsLeftToItsHolders) {
   // kbx takes the holders' CPU out of its own set (inherited by every worker it starts); a
   // holder is still pinned to it, and gets the others back with the slot.
