@@ -24,6 +24,9 @@ STEPS = ("slot_wait", "make", "save_in", "call", "save_ref", "shadow", "remake",
          "compiled")
 # The parts of "eager" (the timer's own steps; logs from session 9 on)
 EAGER_PARTS = ("eager_estimate", "eager_batches", "eager_flush")
+# Of the slot's time: the wait for the answer to quiet_wanted (the other jobs being frozen;
+# logs from session 16 on: eager_quiet_wait of references, quiet_wait_s of candidates' timings)
+QUIET_WAIT = re.compile(r"quiet_wait_s=([\d.]+)")
 
 
 def read(path):
@@ -143,6 +146,7 @@ def main():
         print_pipeline(args.trace)
     ref = collections.defaultdict(collections.Counter)
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
+    cand_quiet_wait = 0.0
     for line in read(args.log):
         m = REF.match(line)
         if m:
@@ -163,6 +167,7 @@ def main():
             task, text = m.groups()
             for _case, seconds in re.findall(r"timing (\S+) seconds=([\d.]+)", text):
                 cand_timing[task] += float(seconds)
+            cand_quiet_wait += sum(float(w) for w in QUIET_WAIT.findall(text))
             events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
             asked = [i for i, (_, name) in enumerate(events) if name == "slot_wanted"]
             exited = re.search(r"exited ([\d.]+)", text)
@@ -176,10 +181,11 @@ def main():
           f"(median {statistics.median([c['held'] for c in ref.values()] or [0]):.2f} s per task)")
     print("  by step: " + ", ".join(f"{s} {sum(c[s] for c in ref.values()):.1f} s" for s in STEPS))
     print("  of eager: " + ", ".join(f"{s[6:]} {sum(c[s] for c in ref.values()):.1f} s"
-                                     for s in EAGER_PARTS))
+                                     for s in EAGER_PARTS + ("eager_quiet_wait",)))
     print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s, "
           f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "
-          f"process's exit {sum(cand_teardown.values()):.1f} s")
+          f"process's exit {sum(cand_teardown.values()):.1f} s; waits for a quiet host "
+          f"{cand_quiet_wait:.1f} s")
     per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}
     print(f"slot per task (reference + candidate): median "
           f"{statistics.median(per_task.values() or [0]):.2f} s, mean "

@@ -446,6 +446,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  judged_variant=1 if variants else None,
                  quiet=bool(getattr(timer, "last_quiet", False)),
                  settle_s=float(getattr(timer, "last_settle_s", 0.0)),
+                 quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
                  contended=bool(getattr(timer, "last_contended", False)))
     if twin is None:
         return True

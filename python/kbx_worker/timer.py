@@ -392,6 +392,7 @@ class CudaTimer:
         # The supervisor's quiet host (proto.Channel: ask_quiet, end_quiet) for a call that waits
         # on the host inside: its timed batches run with every other job frozen. None: never.
         self.quiet = None
+        self.last_quiet_wait_s = 0.0  # the last run()'s wait for the answer to quiet_wanted
         self.last_quiet = False  # whether the last run()'s batches ran on a quiet host
         # Whether the last run()'s batches began with another context's work still on the GPU
         # (the settle gave up), and the seconds the settle waited for it to drain.
@@ -535,7 +536,12 @@ class CudaTimer:
         # A call that waits on the host is timed from its first kernel to its last, host gaps
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
         wanted = host_bound or self.quiet_all
+        t_ask = time.perf_counter()
         self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
+        # From quiet_wanted to the answer: the supervisor freezes the other jobs (up to 50 ms
+        # for their cgroups to report frozen) while this job holds the slot and waits.
+        self.last_quiet_wait_s = time.perf_counter() - t_ask
+        self.last_phases["quiet_wait"] = self.last_quiet_wait_s
         try:
             settled, self.last_settle_s = self.settle() if self.settles else (True, 0.0)
             self.last_contended = not settled

@@ -439,7 +439,7 @@ void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
     const json& ev = o.events[i];
     line += fmt::format(" | {:.2f} {}", o.event_seconds[i], ev.value("ev", std::string("?")));
     if (ev.contains("case") && ev["case"].is_string()) line += " " + ev["case"].get<std::string>();
-    for (const char* key : {"seconds", "call_s", "read_s", "save_s", "settle_s"}) {
+    for (const char* key : {"seconds", "call_s", "read_s", "save_s", "settle_s", "quiet_wait_s"}) {
       if (ev.contains(key) && ev[key].is_number()) {
         line += fmt::format(" {}={:.2f}", key, ev[key].get<double>());
       }

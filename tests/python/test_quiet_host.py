@@ -131,3 +131,19 @@ def test_the_settle_is_off_unless_asked_for():
     t.settles = False
     assert t.run(lambda: None)
     assert "settle" not in quiet.log and t.last_settle_s == 0.0
+
+
+def test_the_wait_for_the_answer_is_measured():
+    class SlowQuiet(FakeQuiet):
+        def ask_quiet(self):
+            import time
+            time.sleep(0.05)  # the supervisor freezing the other jobs
+            return super().ask_quiet()
+
+    t = _timer(True, SlowQuiet())
+    t.run(lambda: None)
+    assert t.last_quiet_wait_s >= 0.05
+    assert t.last_phases["quiet_wait"] == t.last_quiet_wait_s
+    t = _timer(False, FakeQuiet())
+    t.run(lambda: None)
+    assert t.last_quiet_wait_s < 0.05  # not asked: nothing waited
