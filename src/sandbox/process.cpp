@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,9 +118,45 @@ void read_init_pid(int fd, std::string& text, pid_t& pid) {
   }
 }
 
+/// A confined worker's namespace init, held through a pidfd from the moment its pid is reported.
+/// The pid alone is not enough: once the init has died and its waiter has reaped it, the number
+/// may name another process by the time the supervisor kills the worker (at the waiter's end,
+/// and again when the job is over).
+class InitProcess {
+ public:
+  InitProcess() = default;
+  InitProcess(const InitProcess&) = delete;
+  InitProcess& operator=(const InitProcess&) = delete;
+  ~InitProcess() {
+    if (pidfd_ >= 0) close(pidfd_);
+  }
+  /// Takes hold of the reported init (once; a pid <= 0 is no init).
+  void hold(pid_t pid) {
+    if (pid <= 0 || held_) return;
+    held_ = true;
+    pid_ = pid;
+    pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    by_pid_ = pidfd_ < 0 && errno == ENOSYS;  // a kernel before 5.3: the pid is all there is
+  }
+  /// SIGKILL to the init (and so to every process in its namespace), if it is still the one.
+  void kill() const {
+    if (pidfd_ >= 0) {
+      syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
+    } else if (by_pid_) {
+      ::kill(pid_, SIGKILL);
+    }
+  }
+
+ private:
+  pid_t pid_ = 0;
+  int pidfd_ = -1;
+  bool held_ = false;
+  bool by_pid_ = false;
+};
+
 /// Kills a worker: its namespace's init (and so every process in the namespace) and its group.
-void kill_worker(pid_t pid, pid_t init_pid) {
-  if (init_pid > 0) kill(init_pid, SIGKILL);
+void kill_worker(pid_t pid, const InitProcess& init) {
+  init.kill();
   kill(-pid, SIGKILL);
 }
 
@@ -405,6 +442,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   int open_fds[5] = {ev.read, sout.read, serr.read, probe ? probe->read : -1,
                      init ? init->read : -1};
   std::string init_text;
+  InitProcess init_process;
   bool exited = false, timed_out = false, killed_at_done = false;
   size_t done_scan = 0;
   int status = 0;
@@ -415,7 +453,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
       out.exited_seconds = monotonic_seconds() - t0;
-      kill_worker(pid, out.init_pid);  // stragglers the worker left would hold the pipes open
+      kill_worker(pid, init_process);  // stragglers the worker left would hold the pipes open
       if (s.quiet) s.quiet->unhush(slot_state.member);  // a quiet host ends with its worker
     }
     if (s.slot && !exited && request_fd >= 0) {
@@ -429,7 +467,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     const double frozen = s.quiet ? s.quiet->frozen_seconds(slot_state.member) : 0;
     if (s.quiet && slot_state.held) s.quiet->expire(slot_state.member);
     if (!exited && elapsed - waiting - frozen > s.limits.wall_seconds) {
-      kill_worker(pid, out.init_pid);
+      kill_worker(pid, init_process);
       timed_out = true;
     }
     std::vector<pollfd> fds;
@@ -464,6 +502,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
       if (init && p.fd == init->read) {
         const size_t before = init_text.size();
         read_init_pid(p.fd, init_text, out.init_pid);
+        init_process.hold(out.init_pid);
         if (init_text.size() == before || init_text.size() > 64) {
           close(init->read);
           for (int& fd : open_fds) {
@@ -484,7 +523,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
         if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
-          kill_worker(pid, out.init_pid);
+          kill_worker(pid, init_process);
           killed_at_done = true;
           release_slot(s, slot_state);
         }
@@ -505,7 +544,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   }
   if (request_fd >= 0) close(request_fd);
   if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
-  kill_worker(pid, out.init_pid);
+  kill_worker(pid, init_process);
   release_slot(s, slot_state);  // only now: no process of the job is left
   if (s.quiet) s.quiet->leave(slot_state.member);
   ev_buffer += '\n';

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "sandbox/process.h"
 #include "timing/stats.h"
@@ -60,6 +63,49 @@ TEST(Sandbox, AWorkerThatNeverReadsItsRequestCannotKillTheSupervisorWithSigpipe)
         std::_Exit(o.end == sandbox::Outcome::End::Exited && o.exit_code == 7 ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+/// Whether a process exists and is not a zombie.
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+// A confined worker's namespace init dies and its waiter reaps it; its pid then goes to another
+// process (here on purpose, through ns_last_pid; by chance after the pids wrap around). Killing
+// the worker at its end must not kill that process: the supervisor holds the init by a pidfd,
+// not by its number. The worker stands in for confine.py's waiter: it reports a child's pid on
+// fd 9, kills and reaps that child, then starts another process, in a session of its own (out of
+// the worker's process group), on the same pid.
+TEST(Sandbox, AReusedInitPidIsNotKilledWithTheWorker) {
+  if (::geteuid() != 0) GTEST_SKIP() << "writing ns_last_pid needs root";
+  if (::access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) GTEST_SKIP() << "no ns_last_pid";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto s = shell(
+        "read req <&3; sleep 60 & init=$!; echo $init >&9; exec 9>&-; sleep 0.5; "
+        "kill -9 $init; wait $init; echo $((init - 1)) > /proc/sys/kernel/ns_last_pid; "
+        "setsid sleep 60 & other=$!; "
+        // its own session once setsid has run (field 6 of its stat), before the group is killed
+        "until [ \"$(cut -d' ' -f6 /proc/$other/stat)\" = $other ]; do sleep 0.01; done; "
+        "echo \"{\\\"ev\\\":\\\"pids\\\",\\\"init\\\":$init,\\\"other\\\":$other}\" >&4");
+    s.request = "{}\n";
+    s.confine = nlohmann::json::object();  // fd 9 for the init's pid; the shell confines nothing
+    const auto o = sandbox::run(s);
+    ASSERT_EQ(o.events.size(), 1u) << o.stderr_kept;
+    const pid_t init = o.events[0]["init"].get<pid_t>();
+    const pid_t other = o.events[0]["other"].get<pid_t>();
+    EXPECT_EQ(o.init_pid, init);
+    const bool survived = alive(other);
+    kill(other, SIGKILL);
+    if (other != init) continue;  // another process took the pid first: again
+    EXPECT_TRUE(survived) << "the process that got the dead init's pid " << init
+                          << " was killed: " << o.stderr_kept;
+    return;
+  }
+  GTEST_SKIP() << "the init's pid never went to the planted process";
 }
 
 TEST(Sandbox, HangIsKilledWithItsChildren) {
