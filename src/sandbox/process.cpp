@@ -154,10 +154,12 @@ class InitProcess {
   bool by_pid_ = false;
 };
 
-/// Kills a worker: its namespace's init (and so every process in the namespace) and its group.
-void kill_worker(pid_t pid, const InitProcess& init) {
+/// Kills a worker: its namespace's init (and so every process in the namespace) and, while the
+/// worker is not reaped, its group (the launchers kill the group when they reap: after that its
+/// pid may name another group).
+void kill_worker(pid_t pid, const InitProcess& init, bool reaped) {
   init.kill();
-  kill(-pid, SIGKILL);
+  if (!reaped) kill(-pid, SIGKILL);
 }
 
 void parse_events(std::string& buffer, Outcome& out, double since_spawn,
@@ -242,8 +244,20 @@ class DirectLauncher : public Launcher {
     if (pid > 0) setpgid(pid, pid);  // also done in the child; whichever runs first wins
     return pid;
   }
-  bool try_reap(pid_t pid, int* status) override { return waitpid(pid, status, WNOHANG) == pid; }
+  bool try_reap(pid_t pid, int* status) override {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid != pid) {
+      return false;
+    }
+    kill(-pid, SIGKILL);  // its group's stragglers, while the zombie keeps the group's id
+    return waitpid(pid, status, WNOHANG) == pid;
+  }
   int reap(pid_t pid) override {
+    siginfo_t info{};
+    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
+    kill(-pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
     return status;
@@ -453,7 +467,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (!exited && launcher.try_reap(pid, &status)) {
       exited = true;
       out.exited_seconds = monotonic_seconds() - t0;
-      kill_worker(pid, init_process);  // stragglers the worker left would hold the pipes open
+      kill_worker(pid, init_process, true);             // stragglers would hold the pipes open
       if (s.quiet) s.quiet->unhush(slot_state.member);  // a quiet host ends with its worker
     }
     if (s.slot && !exited && request_fd >= 0) {
@@ -467,7 +481,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     const double frozen = s.quiet ? s.quiet->frozen_seconds(slot_state.member) : 0;
     if (s.quiet && slot_state.held) s.quiet->expire(slot_state.member);
     if (!exited && elapsed - waiting - frozen > s.limits.wall_seconds) {
-      kill_worker(pid, init_process);
+      kill_worker(pid, init_process, false);
       timed_out = true;
     }
     std::vector<pollfd> fds;
@@ -523,7 +537,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
         if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
-          kill_worker(pid, init_process);
+          kill_worker(pid, init_process, false);
           killed_at_done = true;
           release_slot(s, slot_state);
         }
@@ -544,7 +558,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   }
   if (request_fd >= 0) close(request_fd);
   if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
-  kill_worker(pid, init_process);
+  kill_worker(pid, init_process, true);
   release_slot(s, slot_state);  // only now: no process of the job is left
   if (s.quiet) s.quiet->leave(slot_state.member);
   ev_buffer += '\n';

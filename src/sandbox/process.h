@@ -121,9 +121,11 @@ class Launcher {
   /// descriptors (fds[4] and fds[5] are -1 when unused); returns the pid (also its process
   /// group), or -1 when it could not start.
   virtual pid_t launch(const Spawn& spawn, const int fds[kLaunchFds]) = 0;
-  /// True (with the wait status) once the process has ended.
+  /// True (with the wait status) once the process has ended. What is left of its process group
+  /// is killed before it is reaped, while its pid still names the group: after the reap, the
+  /// number may go to another process (and group).
   virtual bool try_reap(pid_t pid, int* status) = 0;
-  /// Waits for the process to end; returns its wait status.
+  /// Waits for the process to end; returns its wait status. Kills its group first, as try_reap.
   virtual int reap(pid_t pid) = 0;
 };
 

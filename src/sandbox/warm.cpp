@@ -145,7 +145,10 @@ bool WarmParent::try_reap(pid_t pid, int* status) {
   auto it = exited_.find(pid);
   if (it == exited_.end()) {
     if (alive_) return false;
-    *status = SIGKILL;  // the warm parent is gone, and with it the report of this child
+    // The warm parent is gone, and with it the report of this child, which nobody reaps now:
+    // its group is killed here (the warm parent kills a child's group before it reaps it).
+    kill(-pid, SIGKILL);
+    *status = SIGKILL;
     return true;
   }
   *status = it->second;
@@ -157,7 +160,10 @@ int WarmParent::reap(pid_t pid) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return exited_.count(pid) || !alive_; });
   auto it = exited_.find(pid);
-  if (it == exited_.end()) return SIGKILL;
+  if (it == exited_.end()) {
+    kill(-pid, SIGKILL);  // the warm parent is gone (see try_reap)
+    return SIGKILL;
+  }
   int status = it->second;
   exited_.erase(it);
   return status;

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "sandbox/process.h"
 #include "timing/stats.h"
@@ -65,8 +67,10 @@ TEST(Sandbox, AWorkerThatNeverReadsItsRequestCannotKillTheSupervisorWithSigpipe)
       ::testing::ExitedWithCode(0), "");
 }
 
-/// Whether a process exists and is not a zombie.
+/// Whether a process exists and is not a zombie, a tenth of a second from now (a SIGKILL just
+/// sent takes effect when the process next runs).
 bool alive(pid_t pid) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(in, line)) return false;
@@ -106,6 +110,36 @@ TEST(Sandbox, AReusedInitPidIsNotKilledWithTheWorker) {
     return;
   }
   GTEST_SKIP() << "the init's pid never went to the planted process";
+}
+
+// The same for the worker's process group: once the worker is reaped its pid, the id of its
+// group, may go to another process that leads a group of its own; the supervisor's last kill
+// must not reach that group. A helper out of the worker's session keeps its pipes open after it
+// ends (the supervisor goes on reading), waits until the worker is reaped, plants a group
+// leader on its pid and reports it.
+TEST(Sandbox, AReusedWorkerPidIsNotKilledAsItsGroup) {
+  if (::geteuid() != 0) GTEST_SKIP() << "writing ns_last_pid needs root";
+  if (::access("/proc/sys/kernel/ns_last_pid", W_OK) != 0) GTEST_SKIP() << "no ns_last_pid";
+  const std::string helper =
+      "w=$1; while [ -e /proc/$w ]; do sleep 0.01; done; "
+      "echo $((w - 1)) > /proc/sys/kernel/ns_last_pid; setsid sleep 60 & o=$!; "
+      "until [ \"$(cut -d\" \" -f6 /proc/$o/stat)\" = $o ]; do sleep 0.01; done; "
+      "echo \"{\\\"ev\\\":\\\"planted\\\",\\\"pid\\\":$o,\\\"worker\\\":$w}\" >&4; sleep 0.3";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto s = shell("read req <&3; setsid sh -c '" + helper + "' sh $$ & exit 0");
+    s.request = "{}\n";
+    const auto o = sandbox::run(s);
+    ASSERT_EQ(o.events.size(), 1u) << o.stderr_kept;
+    const pid_t planted = o.events[0]["pid"].get<pid_t>();
+    const pid_t worker = o.events[0]["worker"].get<pid_t>();
+    const bool survived = alive(planted);
+    kill(planted, SIGKILL);
+    if (planted != worker) continue;  // another process took the pid first: again
+    EXPECT_TRUE(survived) << "the group led from the reaped worker's pid " << worker
+                          << " was killed";
+    return;
+  }
+  GTEST_SKIP() << "the worker's pid never went to the planted process";
 }
 
 TEST(Sandbox, HangIsKilledWithItsChildren) {
