@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include "common/util.h"
@@ -291,8 +292,30 @@ struct SlotState {
 /// CAP_SYS_NICE (root, as on the GPU machines); without it nothing changes.
 constexpr int kSlotNice = -10;
 
+/// Calls fn with the id of every thread the worker has now (none when it is gone).
+void for_each_thread(pid_t worker, const std::function<void(pid_t)>& fn) {
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(worker) + "/task", ec)) {
+    pid_t tid = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec == std::errc() && tid > 0) {
+      fn(tid);
+    }
+  }
+}
+
+/// Sets the holder's main thread to kSlotNice while it holds the slot; at the release, every
+/// thread it has to 0 (the threads it made meanwhile inherited kSlotNice: after the slot they
+/// would run above the other jobs).
 void set_slot_priority(pid_t worker, bool holding) {
-  if (worker > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(worker), holding ? kSlotNice : 0);
+  if (worker <= 0) return;
+  if (holding) {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(worker), kSlotNice);
+  } else {
+    for_each_thread(worker,
+                    [](pid_t tid) { setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0); });
+  }
 }
 
 /// Gives every thread of the worker but `keep` (0: none) the CPUs `cpus`. A thread inherits the
@@ -302,17 +325,9 @@ void set_slot_priority(pid_t worker, bool holding) {
 /// (bench/pinned_pool.py: five 400x400 eig took 61 s so against 0.43 s, on 2 CPUs); whether the
 /// pool is made before or after the pin depends on what the worker ran before the slot.
 void spread_threads(pid_t worker, const cpu_set_t& cpus, pid_t keep) {
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator("/proc/" + std::to_string(worker) + "/task", ec)) {
-    pid_t tid = 0;
-    const std::string name = entry.path().filename().string();
-    if (std::from_chars(name.data(), name.data() + name.size(), tid).ec != std::errc() ||
-        tid <= 0 || tid == keep) {
-      continue;
-    }
-    sched_setaffinity(tid, sizeof cpus, &cpus);  // a thread that ended meanwhile: ESRCH
-  }
+  for_each_thread(worker, [&](pid_t tid) {
+    if (tid != keep) sched_setaffinity(tid, sizeof cpus, &cpus);  // one that ended: ESRCH
+  });
 }
 
 /// Pins the slot holder's main thread to Spawn::slot_cpu while it holds the slot (its CPUs as
