@@ -12,10 +12,12 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "common/util.h"
 
@@ -506,9 +508,9 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (request_fd >= 0 && !request_done) fds.push_back({request_fd, POLLOUT, 0});
     if (fds.empty() && exited) break;
     if (fds.empty()) {
-      status = launcher.reap(pid);
-      exited = true;
-      out.exited_seconds = monotonic_seconds() - t0;
+      // Nothing left to read, the worker still running (it closed every pipe): its end is
+      // awaited here, its time limit still counting (a blocking reap would let it run on).
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
     const bool waiting_for_slot = slot_state.wanted_at >= 0 && !slot_state.held;
@@ -572,7 +574,11 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     if (fd >= 0) close(fd);
   }
   if (request_fd >= 0) close(request_fd);
-  if (!exited) status = launcher.reap(pid), out.exited_seconds = monotonic_seconds() - t0;
+  if (!exited) {  // the loop ended on an error of poll(): the worker is not watched any more
+    kill_worker(pid, init_process, false);
+    status = launcher.reap(pid);
+    out.exited_seconds = monotonic_seconds() - t0;
+  }
   kill_worker(pid, init_process, true);
   release_slot(s, slot_state);  // only now: no process of the job is left
   if (s.quiet) s.quiet->leave(slot_state.member);

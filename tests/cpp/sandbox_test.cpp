@@ -142,6 +142,14 @@ TEST(Sandbox, AReusedWorkerPidIsNotKilledAsItsGroup) {
   GTEST_SKIP() << "the worker's pid never went to the planted process";
 }
 
+// A worker that closes every pipe kbx reads, then hangs: nothing is left to read, and its time
+// limit must still end it.
+TEST(Sandbox, AHangWithEveryPipeClosedIsStillKilledAtItsLimit) {
+  auto o = sandbox::run(shell("exec 1>&- 2>&- 4>&- 3<&-; sleep 100", 1.0));
+  EXPECT_EQ(o.end, sandbox::Outcome::End::TimedOut);
+  EXPECT_LT(o.wall_seconds, 10.0);
+}
+
 TEST(Sandbox, HangIsKilledWithItsChildren) {
   auto o = sandbox::run(shell("sleep 100 & sleep 100", 1.0));
   EXPECT_EQ(o.end, sandbox::Outcome::End::TimedOut);

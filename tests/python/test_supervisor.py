@@ -62,12 +62,16 @@ def _place(folder, source, rel):
     shutil.copy(source, dest)
 
 
+# Attacks with tests of their own (each waits out a time limit)
+RUN_ALONE = ("slow_call", "close_pipes_and_hang")
+
+
 def test_attacks_in_one_run_every_other_job_passes(tmp_path):
     """All attacks but the slow one in one run, two lanes, beside two honest expert kernels."""
     expected = _expected()
     cands = tmp_path / "cands"
     for attack, (path, _) in expected.items():
-        if attack != "slow_call":
+        if attack not in RUN_ALONE:
             _place(cands, ATTACKS / path, path.split("/", 1)[1])
     for honest in ("Activation/gelu.py", "Math/softmax.py"):
         _place(cands, EXPERT / honest, honest)
@@ -78,11 +82,11 @@ def test_attacks_in_one_run_every_other_job_passes(tmp_path):
     assert got.pop("Activation/gelu") == "passed", proc.stderr[-3000:]
     assert got.pop("Math/softmax") == "passed", proc.stderr[-3000:]
     for attack, (path, allowed) in expected.items():
-        if attack == "slow_call":
+        if attack in RUN_ALONE:
             continue
         task = path.split("/", 1)[1][: -len(".py")]
         assert got.get(task) in allowed, (attack, got.get(task), proc.stderr[-3000:])
-    assert len(_rows(db)) == len(expected) + 1  # one verdict per job
+    assert len(_rows(db)) == len(expected) + 2 - len(RUN_ALONE)  # one verdict per job
 
 
 def test_candidate_killing_kbx_is_skipped_on_the_third_run(tmp_path):
@@ -287,3 +291,23 @@ def test_two_runs_into_two_databases_at_once_agree_with_one_alone(tmp_path):
     assert verdicts["a.db"] == verdicts["alone.db"] == verdicts["b.db"], verdicts
     assert [r[1] for r in verdicts["alone.db"]][:2] == ["passed", "passed"], verdicts
     assert list(work.iterdir()) == [], "a scratch folder was left behind"
+
+
+@pytest.mark.parametrize("confined", [True, False], ids=["confined", "unconfined"])
+def test_a_candidate_that_closes_its_pipes_and_hangs_times_out_at_its_limit(tmp_path, confined):
+    """With nothing left to read, kbx still ends the job at its time limit (unconfined, it once
+    waited for the process: the job ran as long as the candidate liked)."""
+    if confined and os.geteuid() != 0:
+        pytest.skip("confined candidates need root")
+    path, allowed = _expected()["close_pipes_and_hang"]
+    cands = tmp_path / "cands"
+    _place(cands, ATTACKS / path, path.split("/", 1)[1])
+    db = tmp_path / "k.db"
+    extra = ["--timeout", "8"] + ([] if confined else ["--allow-unisolated"])
+    env = dict(os.environ) if confined else dict(os.environ, KBX_CONFINE="0")
+    t0 = time.monotonic()
+    proc = subprocess.run(_eval_args(db, cands, "hang", *extra), cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _statuses(db)["Math/sub"] in allowed, proc.stderr[-3000:]
+    assert time.monotonic() - t0 < 120, "the job outlived its limit"
