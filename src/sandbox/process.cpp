@@ -165,10 +165,13 @@ void kill_worker(pid_t pid, const InitProcess& init, bool reaped) {
   if (!reaped) kill(-pid, SIGKILL);
 }
 
-void parse_events(std::string& buffer, Outcome& out, double since_spawn,
-                  const std::function<void(const nlohmann::json&)>& on_event) {
+/// Parses the complete event lines of buffer into out (and on_event), keeping an unfinished last
+/// line; false, with nothing more parsed, once out holds max_events events.
+bool parse_events(std::string& buffer, Outcome& out, double since_spawn,
+                  const std::function<void(const nlohmann::json&)>& on_event, size_t max_events) {
   size_t start = 0;
   for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+    if (out.events.size() >= max_events) return false;
     std::string line = buffer.substr(start, nl - start);
     if (line.empty()) continue;
     try {
@@ -184,6 +187,7 @@ void parse_events(std::string& buffer, Outcome& out, double since_spawn,
     }
   }
   buffer.erase(0, start);
+  return true;
 }
 
 }  // namespace
@@ -474,7 +478,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
                      init ? init->read : -1};
   std::string init_text;
   InitProcess init_process;
-  bool exited = false, timed_out = false, killed_at_done = false;
+  bool exited = false, timed_out = false, killed_at_done = false, events_refused = false;
   size_t done_scan = 0;
   int status = 0;
   char buf[65536];
@@ -550,8 +554,24 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         continue;
       }
       if (p.fd == ev.read) {
-        ev_buffer.append(buf, static_cast<size_t>(n));
-        parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
+        out.event_bytes += static_cast<std::uint64_t>(n);
+        const bool bytes_ok = out.event_bytes <= s.limits.max_event_bytes;
+        if (bytes_ok) ev_buffer.append(buf, static_cast<size_t>(n));
+        if (!bytes_ok || !parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event,
+                                       s.limits.max_events)) {
+          // Events without end: the worker is ended, the rest of its events never read.
+          out.protocol_error =
+              bytes_ok ? fmt::format("the worker wrote more than {} events", s.limits.max_events)
+                       : fmt::format("the worker wrote more than {} MiB of events",
+                                     s.limits.max_event_bytes >> 20);
+          kill_worker(pid, init_process, exited);
+          events_refused = true;
+          ev_buffer.clear();
+          for (int& fd : open_fds) {
+            if (fd == p.fd) close(fd), fd = -1;
+          }
+          continue;
+        }
         if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
           kill_worker(pid, init_process, false);
@@ -582,8 +602,12 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   kill_worker(pid, init_process, true);
   release_slot(s, slot_state);  // only now: no process of the job is left
   if (s.quiet) s.quiet->leave(slot_state.member);
-  ev_buffer += '\n';
-  parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event);
+  if (!events_refused) {
+    ev_buffer += '\n';
+    if (!parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event, s.limits.max_events)) {
+      out.protocol_error = fmt::format("the worker wrote more than {} events", s.limits.max_events);
+    }
+  }
   out.wall_seconds = monotonic_seconds() - t0;
   out.stdout_kept = cap_out.text();
   out.stderr_kept = cap_err.text();

@@ -17,6 +17,11 @@ struct Limits {
   bool isolate_network = true;                 ///< new network namespace when the OS allows it
   std::uint64_t max_file_bytes = 64ULL << 30;  ///< RLIMIT_FSIZE
   size_t keep_output_bytes = 16384;            ///< head and tail kept of stdout and stderr each
+  /// Protocol events beyond either bound are a protocol error and end the worker: what the
+  /// supervisor keeps of them is in its own memory (a candidate writing events without end ran
+  /// it out of memory). A job's events are a few MB at most.
+  std::uint64_t max_event_bytes = 64ULL << 20;
+  size_t max_events = 200000;
 };
 
 /// The right to run a job's heavy GPU work (its full-size cases and its timed loops) with no
@@ -87,6 +92,7 @@ struct Outcome {
   double wall_seconds = 0;
   std::string stdout_kept;  ///< head (and tail, if long) of what it printed
   std::string stderr_kept;
+  std::uint64_t event_bytes = 0;  ///< bytes the worker wrote on its event pipe
   std::uint64_t stdout_bytes = 0;
   std::uint64_t stderr_bytes = 0;
   std::vector<nlohmann::json> events;  ///< the worker's protocol events, in order

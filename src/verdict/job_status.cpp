@@ -67,8 +67,9 @@ Failure process_failure(const ProcessEnd& p) {
     return {Status::HarnessError, "could not confine the worker (before any candidate code ran)"};
   }
   if (p.memory_limit_hit) return {Status::Oom, "killed by the job's memory limit (cgroup)"};
-  if (p.end == End::Signaled) return {Status::Crash, "killed by " + p.description};
+  // Before the signal: kbx kills a worker whose events have no end (sandbox::Limits)
   if (!p.protocol_error.empty()) return {Status::Crash, p.protocol_error};
+  if (p.end == End::Signaled) return {Status::Crash, "killed by " + p.description};
   if (!p.said_done) {
     return {Status::Crash, fmt::format("worker ended ({}) before finishing: os._exit, a fatal "
                                        "error or an interpreter crash",

@@ -60,14 +60,14 @@ struct ProcessEnd {
   bool memory_limit_hit = false;  ///< the job's cgroup killed a process for memory
   bool said_hello = false;        ///< a "hello" event came: the worker's own code had started
   bool said_done = false;         ///< a "done" event came: the worker finished
-  std::string protocol_error;     ///< a malformed event line, if any
+  std::string protocol_error;     ///< a malformed event line, or events without end, if any
   std::string description;        ///< "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s"
 };
 
 /// The process's end as a failure: a timeout; kbx's own fault (harness_error) when the worker
 /// could not start or be confined before it said hello; the job's memory limit (oom); else a
-/// crash for a signal, a malformed event line, or an end without "done". Passed when it ended
-/// as a worker should.
+/// crash for a protocol error (named before a signal: kbx kills for one), a signal, or an end
+/// without "done". Passed when it ended as a worker should.
 Failure process_failure(const ProcessEnd& end);
 
 /// What failed in a job apart from its cases.

@@ -150,6 +150,15 @@ TEST(ProcessFailure, MemoryLimitBeatsTheSignalItSent) {
   EXPECT_EQ(verdict::process_failure(p).status, Status::Timeout);
 }
 
+TEST(ProcessFailure, AProtocolErrorBeatsTheSignalKbxSentForIt) {
+  ProcessEnd p = clean_exit();
+  p.end = ProcessEnd::End::Signaled;
+  p.description = "signal 9 (SIGKILL)";
+  p.protocol_error = "the worker wrote more than 200000 events";
+  EXPECT_EQ(verdict::process_failure(p).status, Status::Crash);
+  EXPECT_EQ(verdict::process_failure(p).detail, p.protocol_error);
+}
+
 TEST(JobWideFailure, NothingWrongIsPassed) {
   EXPECT_EQ(verdict::job_wide_failure({}).status, Status::Passed);
 }

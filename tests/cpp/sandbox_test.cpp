@@ -150,6 +150,25 @@ TEST(Sandbox, AHangWithEveryPipeClosedIsStillKilledAtItsLimit) {
   EXPECT_LT(o.wall_seconds, 10.0);
 }
 
+// Events without end (a candidate writes them on its own event pipe): what the supervisor keeps
+// of them is bounded, and the worker is ended with a protocol error, long before its time limit.
+TEST(Sandbox, EventsWithoutEndAreAProtocolErrorNotTheSupervisorsMemory) {
+  auto many = shell("yes '{\"ev\":\"x\"}' >&4", 30);
+  many.limits.max_events = 1000;
+  auto o = sandbox::run(many);
+  EXPECT_NE(o.protocol_error.find("more than 1000 events"), std::string::npos) << o.protocol_error;
+  EXPECT_EQ(o.events.size(), 1000u);
+  EXPECT_LT(o.wall_seconds, 10.0);
+
+  auto long_line = shell("yes x | tr -d '\\n' >&4", 30);  // one line, never ended
+  long_line.limits.max_event_bytes = 1 << 20;
+  o = sandbox::run(long_line);
+  EXPECT_NE(o.protocol_error.find("more than 1 MiB of events"), std::string::npos)
+      << o.protocol_error;
+  EXPECT_TRUE(o.events.empty());
+  EXPECT_LT(o.wall_seconds, 10.0);
+}
+
 TEST(Sandbox, HangIsKilledWithItsChildren) {
   auto o = sandbox::run(shell("sleep 100 & sleep 100", 1.0));
   EXPECT_EQ(o.end, sandbox::Outcome::End::TimedOut);
