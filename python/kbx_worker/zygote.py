@@ -110,13 +110,16 @@ def main(argv=None):
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)
         for pid in list(children):
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                continue
-            try:  # what is left of its group, while its zombie keeps the group's id
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            _, status = os.waitpid(pid, 0)
+            try:
+                if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                    continue
+                try:  # what is left of its group, while its zombie keeps the group's id
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # not a child any more: reported as killed
+                status = signal.SIGKILL
             children.discard(pid)
             _send(sock, ev="exit", pid=pid, status=status)
         if not ready:
