@@ -133,6 +133,39 @@ def print_pipeline(path):
                for x in [first + k * (last - first) / 50 for k in range(50)]]
     print(f"  live tasks, sampled 50 times: mean {statistics.mean(live_at):.1f}, "
           f"max {max(live_at)}")
+    starved, idle_with_ready, lanes = lane_idleness(steps)
+    print(f"  fewer jobs than the lanes ({lanes}, the most seen at once): {starved:.1f} s with no "
+          f"task ready (the references behind), {idle_with_ready:.1f} s with one ready")
+
+
+def lane_idleness(steps):
+    """(seconds with fewer jobs than lanes and no task ready, the same with a task ready, lanes):
+    lanes are the most jobs seen at once; a task is ready from `fed` to its first job_start."""
+    running, ready, lanes = set(), set(), 0
+    for _, what, who in steps:
+        if what == "job_start":
+            running.add(who)
+            lanes = max(lanes, len(running))
+        elif what == "job_end":
+            running.discard(who)
+    running.clear()
+    starved = idle_with_ready = 0.0
+    last = steps[0][0]
+    for t, what, who in steps:
+        if len(running) < lanes:
+            if ready:
+                idle_with_ready += t - last
+            else:
+                starved += t - last
+        last = t
+        if what == "fed":
+            ready.add(who)
+        elif what == "job_start":
+            ready.discard(who)
+            running.add(who)
+        elif what == "job_end":
+            running.discard(who)
+    return starved, idle_with_ready, lanes
 
 
 def main():
@@ -147,6 +180,7 @@ def main():
     ref = collections.defaultdict(collections.Counter)
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     cand_quiet_wait = 0.0
+    hushes, hushed = 0, 0.0  # candidates' quiet hosts: quiet_wanted to quiet_done
     for line in read(args.log):
         m = REF.match(line)
         if m:
@@ -169,6 +203,12 @@ def main():
                 cand_timing[task] += float(seconds)
             cand_quiet_wait += sum(float(w) for w in QUIET_WAIT.findall(text))
             events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
+            asked_at = None
+            for t, name in events:
+                if name == "quiet_wanted":
+                    asked_at = t
+                elif name == "quiet_done" and asked_at is not None:
+                    hushes, hushed, asked_at = hushes + 1, hushed + t - asked_at, None
             asked = [i for i, (_, name) in enumerate(events) if name == "slot_wanted"]
             exited = re.search(r"exited ([\d.]+)", text)
             if asked and asked[0] + 1 < len(events) and exited:
@@ -186,6 +226,7 @@ def main():
           f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "
           f"process's exit {sum(cand_teardown.values()):.1f} s; waits for a quiet host "
           f"{cand_quiet_wait:.1f} s")
+    print(f"  quiet hosts (every other job frozen): {hushes}, {hushed:.1f} s in all")
     per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}
     print(f"slot per task (reference + candidate): median "
           f"{statistics.median(per_task.values() or [0]):.2f} s, mean "

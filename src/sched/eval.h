@@ -29,6 +29,9 @@ struct EvalOptions {
   std::string ref_cache;
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
+  /// Most tasks with reference files on disk before another chunk of references starts; 0:
+  /// live_task_cap(device, chunk, lanes).
+  int live_tasks = 0;
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
