@@ -577,9 +577,8 @@ int run_eval(const EvalOptions& options) {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         trace_pipeline("gate_wait", fmt::format("chunk{}", i));
-        feed.wait_until_live_at_most(o.live_tasks > 0
-                                         ? static_cast<std::size_t>(o.live_tasks)
-                                         : live_task_cap(o.device, chunk, jobs.lanes));
+        feed.wait_until_live_at_most(o.live_tasks > 0 ? static_cast<std::size_t>(o.live_tasks)
+                                                      : live_task_cap(o.device, chunk, jobs.lanes));
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
         std::uint64_t guess = 0;
         for (const auto& job : chunks[i])
