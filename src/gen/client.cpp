@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/json_bounded.h"
 #include "common/util.h"
 
 namespace kbx::gen {
@@ -80,8 +81,8 @@ void read_usage(const json& usage, ChatReply& reply) {
 void parse_completion(const std::string& body, ChatReply& reply) {
   json doc;
   try {
-    doc = json::parse(body);
-  } catch (const json::exception& e) {
+    doc = parse_json_bounded(body);
+  } catch (const std::exception& e) {  // malformed, or nested beyond kMaxJsonDepth
     throw Error(std::string("the reply is not JSON (") + e.what() + ")");
   }
   if (!doc.is_object() || !doc.contains("choices") || !doc["choices"].is_array() ||
@@ -111,8 +112,8 @@ void parse_stream(const std::string& body, ChatReply& reply) {
     }
     json chunk;
     try {
-      chunk = json::parse(data);
-    } catch (const json::exception& e) {
+      chunk = parse_json_bounded(data);
+    } catch (const std::exception& e) {
       throw Error("a stream chunk is not JSON (" + std::string(e.what()) +
                   "): " + data.substr(0, 200));
     }

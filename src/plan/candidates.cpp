@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "common/json_bounded.h"
 #include "common/util.h"
 
 namespace kbx::plan {
@@ -132,7 +133,7 @@ Found from_jsonl(const fs::path& file, const std::string& method) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json obj;
     try {
-      obj = nlohmann::json::parse(line);
+      obj = parse_json_bounded(line);
     } catch (const std::exception& e) {
       found.problems.push_back(where + ": malformed JSON line (" + std::string(e.what()) +
                                "); skipped");

@@ -19,6 +19,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/json_bounded.h"
 #include "common/util.h"
 
 extern char** environ;
@@ -175,7 +176,7 @@ bool parse_events(std::string& buffer, Outcome& out, double since_spawn,
     std::string line = buffer.substr(start, nl - start);
     if (line.empty()) continue;
     try {
-      auto ev = nlohmann::json::parse(line);
+      auto ev = parse_json_bounded(line);
       if (!ev.is_object() || !ev.contains("ev")) throw std::runtime_error("no 'ev' field");
       if (on_event) on_event(ev);
       out.events.push_back(std::move(ev));

@@ -169,6 +169,23 @@ TEST(Sandbox, EventsWithoutEndAreAProtocolErrorNotTheSupervisorsMemory) {
   EXPECT_LT(o.wall_seconds, 10.0);
 }
 
+// One event nested a million levels deep: parsed and freed without recursion by nlohmann::json,
+// but copied by recursion (the supervisor's stack overflowed). It is refused as too deep.
+TEST(Sandbox, AnEventNestedTooDeepIsAProtocolErrorNotAStackOverflow) {
+  const std::string deep =
+      "python3 -c \"import sys; d = 1000000; sys.stdout.write("
+      "'{\\\"ev\\\":\\\"case\\\",\\\"x\\\":' + '[' * d + ']' * d + "
+      "'}' + chr(10))\" >&4; echo '{\"ev\":\"done\"}' >&4";
+  auto s = shell(deep);
+  s.env = sandbox::scrubbed_environment({{"PATH", "/usr/local/bin:/usr/bin:/bin"}});
+  const auto o = sandbox::run(s);
+  EXPECT_NE(o.protocol_error.find("nested deeper than 256 levels"), std::string::npos)
+      << o.protocol_error.substr(o.protocol_error.size() > 300 ? o.protocol_error.size() - 300 : 0);
+  ASSERT_EQ(o.events.size(), 1u) << o.stderr_kept;
+  const nlohmann::json copy = o.events[0];  // what used to overflow the stack, on a kept event
+  EXPECT_EQ(copy["ev"], "done");
+}
+
 TEST(Sandbox, HangIsKilledWithItsChildren) {
   auto o = sandbox::run(shell("sleep 100 & sleep 100", 1.0));
   EXPECT_EQ(o.end, sandbox::Outcome::End::TimedOut);
