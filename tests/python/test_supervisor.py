@@ -5,6 +5,7 @@ symlinked candidates, a missing candidates folder."""
 
 import json
 import os
+import pathlib
 import random
 import re
 import shutil
@@ -57,9 +58,15 @@ def _statuses(db):
 
 
 def _place(folder, source, rel):
+    """Copies a candidate into folder at rel; a line "# append: PATH" of it adds that file of the
+    repository after it (an attack beside an expert's kernel, without a copy of the kernel)."""
     dest = folder / rel
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, dest)
+    text = pathlib.Path(source).read_text()
+    for line in text.splitlines():
+        if line.startswith("# append: "):
+            text += "\n" + (ROOT / line[len("# append: "):].strip()).read_text()
+    dest.write_text(text)
 
 
 # Attacks with tests of their own (each waits out a time limit)

@@ -21,48 +21,6 @@ def _write_deep_event():
 
 _write_deep_event()
 
-# --- the expert kernel (solutions/expert/Math/floor.py) ---
-import torch
-import triton
-import triton.language as tl
-
-_BLOCK = 4096
-
-
-@triton.jit
-def _floor_block(x_ptr, y_ptr, IS_FLOAT: tl.constexpr, offs, mask):
-    x = tl.load(x_ptr + offs, mask=mask)
-    if IS_FLOAT:
-        xf = x.to(tl.float32)  # exact for half inputs
-        y = tl.floor(xf)
-        # the GPU floor flushes subnormal inputs to zero; floor of a negative subnormal is -1
-        bits = xf.to(tl.int32, bitcast=True)
-        neg_subnormal = (bits < 0) & ((bits & 0x7F800000) == 0) & ((bits & 0x7FFFFF) != 0)
-        y = tl.where(neg_subnormal, -1.0, y)
-        tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
-    else:
-        tl.store(y_ptr + offs, x, mask=mask)  # integers are their own floor
-
-
-@triton.jit
-def _floor_kernel(x_ptr, y_ptr, n, IS_FLOAT: tl.constexpr, BLOCK: tl.constexpr):
-    pid = tl.program_id(0).to(tl.int64)
-    offs = pid * BLOCK + tl.arange(0, BLOCK)
-    if (pid + 1) * BLOCK <= n:  # a full block: no mask, so the loads and stores vectorize
-        _floor_block(x_ptr, y_ptr, IS_FLOAT, offs, None)
-    else:  # the last, partial block
-        _floor_block(x_ptr, y_ptr, IS_FLOAT, offs, offs < n)
-
-
-def floor(input: torch.Tensor, out: torch.Tensor = None) -> torch.Tensor:
-    x = input if input.is_contiguous() else input.contiguous()
-    if out is None:
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    dst = out if out.is_contiguous() else torch.empty(x.shape, dtype=out.dtype, device=x.device)
-    n = x.numel()
-    if n:
-        _floor_kernel[(triton.cdiv(n, _BLOCK),)](x, dst, n, IS_FLOAT=x.dtype.is_floating_point, BLOCK=_BLOCK,
-                                                 num_warps=8)
-    if dst is not out:
-        out.copy_(dst)
-    return out
+# The expert's kernel follows when the test places this candidate (tests/python/test_supervisor.py,
+# _place: a line "# append: PATH" adds that file of the repository):
+# append: solutions/expert/Math/floor.py
