@@ -166,6 +166,13 @@ void kill_worker(pid_t pid, const InitProcess& init, bool reaped) {
   if (!reaped) kill(-pid, SIGKILL);
 }
 
+/// The protocol error of a worker past Limits::max_event_bytes (bytes) or max_events.
+std::string events_over_limit(const Limits& limits, bool bytes) {
+  return bytes ? fmt::format("the worker wrote more than {} MiB of events",
+                             limits.max_event_bytes >> 20)
+               : fmt::format("the worker wrote more than {} events", limits.max_events);
+}
+
 /// Parses the complete event lines of buffer into out (and on_event), keeping an unfinished last
 /// line; false, with nothing more parsed, once out holds max_events events.
 bool parse_events(std::string& buffer, Outcome& out, double since_spawn,
@@ -561,10 +568,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         if (!bytes_ok || !parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event,
                                        s.limits.max_events)) {
           // Events without end: the worker is ended, the rest of its events never read.
-          out.protocol_error =
-              bytes_ok ? fmt::format("the worker wrote more than {} events", s.limits.max_events)
-                       : fmt::format("the worker wrote more than {} MiB of events",
-                                     s.limits.max_event_bytes >> 20);
+          out.protocol_error = events_over_limit(s.limits, !bytes_ok);
           kill_worker(pid, init_process, exited);
           events_refused = true;
           ev_buffer.clear();
@@ -606,7 +610,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   if (!events_refused) {
     ev_buffer += '\n';
     if (!parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event, s.limits.max_events)) {
-      out.protocol_error = fmt::format("the worker wrote more than {} events", s.limits.max_events);
+      out.protocol_error = events_over_limit(s.limits, false);
     }
   }
   out.wall_seconds = monotonic_seconds() - t0;
