@@ -2,7 +2,9 @@
 """Session 17: tests/adversarial/supervisor's attacks on cuda (the CPU test is
 tests/python/test_supervisor.py): all but the two that wait out a limit in one run beside two
 honest experts, then close_pipes_and_hang alone with --timeout 8. Prints each status against the
-README's expected ones.   python3 attacks.py OUT_DIR"""
+README's expected ones. Then a blocking writer (below), with --timeout 20: it names each pipe
+before it writes there (its stderr is in the timeout's detail), so that the pipe it blocks on
+shows. Each kbx's stderr goes to OUT_DIR/<run>.log.   python3 attacks.py OUT_DIR"""
 import pathlib
 import re
 import sqlite3
@@ -13,6 +15,33 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 ATTACKS = ROOT / "tests" / "adversarial" / "supervisor"
 KBX = ROOT / ".carry" / "bin" / "kbx"
+
+
+BLOCKING = """import os, stat, sys
+import triton
+
+
+@triton.jit
+def _unused(x_ptr):
+    pass
+
+
+def sub(input, other, *, alpha=1, out=None):
+    import torch
+    torch.cuda.synchronize()
+    line = b'{"ev":"log","text":"x"}\\n' * 4096
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        fd = int(name)
+        try:
+            if fd > 2 and stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(2, f"fd {fd} {os.readlink(f'/proc/self/fd/{fd}')}: ".encode())
+                os.write(fd, line)
+                os.write(2, b"written; ")
+        except OSError as e:
+            os.write(2, f"{e.strerror}; ".encode())
+    os.write(2, b"all written")
+    raise RuntimeError("wrote to every pipe")
+"""
 
 
 def expected():
@@ -35,8 +64,11 @@ def place(folder, source, rel):
     dest.write_text(text)
 
 
-def run(out, name, attacks, honest, *extra):
+def run(out, name, attacks, honest, *extra, text=None):
     cands = out / name
+    if text:
+        (cands / "Math").mkdir(parents=True, exist_ok=True)
+        (cands / "Math" / "sub.py").write_text(text)
     for path in attacks:
         place(cands, ATTACKS / path, path.split("/", 1)[1])
     for rel in honest:
@@ -46,10 +78,11 @@ def run(out, name, attacks, honest, *extra):
     proc = subprocess.run([str(KBX), "eval", "--method", name, "--candidates", str(cands),
                            "--device", "cuda", "--db", str(db), "--fresh",
                            "--work", f"/dev/shm/kbx-attacks-{name}", *extra],
-                          capture_output=True, text=True, timeout=400)
+                          stdout=subprocess.DEVNULL, stderr=open(out / f"{name}.log", "w"),
+                          timeout=150)
     print(f"{name}: exit {proc.returncode}, {time.monotonic() - t0:.1f} s")
     if proc.returncode:
-        print(proc.stderr[-2000:])
+        print((out / f"{name}.log").read_text()[-2000:])
     with sqlite3.connect(db) as con:
         return dict(con.execute("SELECT task, status FROM results"))
 
@@ -62,6 +95,9 @@ def main():
     got = run(out, "attacks", [p for a, (p, _) in exp.items() if a not in alone],
               ["Activation/gelu.py", "Math/softmax.py"], "--jobs", "2")
     got.update(run(out, "hang", [exp["close_pipes_and_hang"][0]], [], "--timeout", "8"))
+    blocking = run(out, "blocking", [], [], "--timeout", "20", text=BLOCKING)
+    with sqlite3.connect(out / "blocking.db") as con:
+        print("blocking writer:", con.execute("SELECT status, detail FROM results").fetchall())
     bad = 0
     for honest in ("Activation/gelu", "Math/softmax"):
         ok = got.get(honest) == "passed"
