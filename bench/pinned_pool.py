@@ -9,7 +9,9 @@ lands on that one CPU beside the main thread. Three ways, each in a process of i
   spread  made after the pin, then every thread but the main one given the CPUs back, as the
           supervisor does at quiet_wanted (src/sandbox/process.cpp, spread_threads)
 
-Usage: python bench/pinned_pool.py [--n 400] [--calls 5]   (needs two CPUs or more)
+Usage: python bench/pinned_pool.py [--n 400] [--calls 5] [--limit 60]   (needs two CPUs or more)
+--limit: seconds per way (warm-up included); a way that takes longer is stopped and printed as
+such (on the H200's 16 CPUs, "after" ran past 90 s, session 17).
 """
 import argparse
 import os
@@ -37,13 +39,14 @@ def _child(way, n, calls):
     for _ in range(calls):
         torch.linalg.eig(a)
     print(f"{way:7s} {time.perf_counter() - t0:8.3f} s for {calls} eig of {n}x{n} float64 "
-          f"({torch.get_num_threads()} threads)")
+          f"({torch.get_num_threads()} threads)", flush=True)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=400)
     parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -53,8 +56,11 @@ def main():
         print("one CPU: nothing to compare", file=sys.stderr)
         return 1
     for way in ("before", "after", "spread"):
-        subprocess.run([sys.executable, __file__, "--child", way, "--n", str(args.n), "--calls",
-                        str(args.calls)], check=True)
+        try:
+            subprocess.run([sys.executable, __file__, "--child", way, "--n", str(args.n),
+                            "--calls", str(args.calls)], check=True, timeout=args.limit)
+        except subprocess.TimeoutExpired:
+            print(f"{way:7s} stopped after {args.limit:.0f} s (warm-up included)", flush=True)
     return 0
 
 

@@ -39,6 +39,18 @@ def preload_lazy_torch_modules():
         pass
 
 
+def start_intra_op_pool():
+    """Makes torch's CPU thread pool (OpenMP's, which MKL's LAPACK shares) now, at the worker's
+    start. A thread gets the CPUs of the thread that makes it: a pool made at the first parallel
+    call inside the timing slot, where kbx pins the holder's main thread to the slot's one CPU,
+    would put every pool thread on that CPU (bench/pinned_pool.py: a 400x400 eig's warm-up ran
+    past 90 s on the H200's 16 CPUs that way). kbx spreads such threads again before the timed
+    batches, but their warm-up ran pinned. A test: tests/python/test_preload.py."""
+    import torch
+    if torch.get_num_threads() > 1:
+        torch.ones(1 << 20, dtype=torch.float32).sum()  # above the grain size: a parallel region
+
+
 def _keep_probe_to_this_process():
     """The probe (loaded by CUDA into any process that starts CUDA with this environment) writes
     only from this process: a subprocess that starts CUDA (torch.compile's workers, say) stays
@@ -66,6 +78,7 @@ def main(argv=None):
     _hello(channel, request)
     if request["mode"] in ("reference", "candidate") and "cuda" in str(request.get("device")):
         preload_lazy_torch_modules()  # on a GPU only: the CPU has no timing slot
+        start_intra_op_pool()
     if request["mode"] == "reference":
         from . import reference_mode
         reference_mode.run(request, channel)
