@@ -42,8 +42,12 @@ WARMUP_MIN_CALLS = 1
 # it waits SETTLE_PAUSE_S (the other work drains) and checks again, up to SETTLE_MAX_S. Work that
 # outlasts that is not a frozen job's queue but a steady load (another user's process): the
 # worker's later cases then check once and do not wait again (the slot would idle for nothing).
-# Off unless KBX_TIMER_SETTLE=1 (kbx passes it on to its workers): written in session 15, it has
-# not run on a GPU yet (bench/settle_gpu.py and bench/results/2026-12-03-h200-s15/call4.sh check it).
+# Off unless KBX_TIMER_SETTLE=1 (kbx passes it on to its workers). On the H200 (session 17,
+# bench/settle_gpu.py) another context's 0.5 s of queued matmuls neither slowed the burst nor the
+# masked_select calls (median 0.161 against 0.162 ms alone; one call of twenty 2.5 ms): the
+# burst saw nothing to wait for, and such a queue was not what slowed masked_select in session
+# 15. Another candidate cause, removed since: the holder's OpenMP pool made on the slot's one CPU
+# (kbx_worker.__main__.start_intra_op_pool). So the settle stays off.
 SETTLE_BURST = 8
 SETTLE_PAUSE_S = 0.02
 SETTLE_MAX_S = 1.0
