@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The sandbox on the GPU machine, in one call (about 2 minutes): kbx doctor's sandbox lines, then
 # tests/python/test_adversarial_sandbox.py with --device cuda (every sandbox attack beside an
-# honest kernel, and the control run without the confinement). Expects the kbx binary in .carry/
+# honest kernel, and the control run without the confinement), then test_supervisor.py's attack
+# tests with --device cuda. Expects the kbx binary in .carry/
 # (bench/README.md) and pytest in the machine's Python (the H200 image has it).
 #   OUT=/dir bash bench/sandbox_gpu.sh
 set -uo pipefail
@@ -16,9 +17,18 @@ KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${SANDBOX_TIMEOUT:-400}" \
   tests/python/test_adversarial_sandbox.py > "$OUT/pytest.txt" 2>&1
 rc=$?
 tail -n 30 "$OUT/pytest.txt"
+# The supervisor's attacks on cuda (the ones that run a candidate; the tests that kill kbx are
+# the CPU's alone)
+KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${SUPERVISOR_TIMEOUT:-240}" \
+  python3 -m pytest -q -p no:cacheprovider --basetemp="$OUT/tmp-supervisor" \
+  -k "attacks_in_one_run or closes_its_pipes" tests/python/test_supervisor.py \
+  > "$OUT/pytest-supervisor.txt" 2>&1
+rc_supervisor=$?
+tail -n 15 "$OUT/pytest-supervisor.txt"
+[ $rc -eq 0 ] && rc=$rc_supervisor
 for db in "$OUT"/tmp/*/*.db; do
   [ -f "$db" ] && "$KBX_BIN" results --db "$db" > "${db%.db}.txt" 2>&1
 done
-rm -rf "$OUT"/tmp/*/work
+rm -rf "$OUT"/tmp/*/work "$OUT"/tmp-supervisor/*/work
 echo "sandbox on the GPU: exit $rc"
 exit $rc

@@ -20,6 +20,10 @@ from conftest import ROOT, kbx_binary
 
 ATTACKS = ROOT / "tests" / "adversarial" / "supervisor"
 EXPERT = ROOT / "solutions" / "expert"
+# On the GPU machine (bench/sandbox_gpu.sh runs the attack tests): KBX_ADVERSARIAL_DEVICE=cuda.
+# There a worker also holds the CUDA driver's own pipes, which nobody drains: an attack that
+# writes on every pipe must not block there (session 17: two did, and waited out their limit).
+DEVICE = os.environ.get("KBX_ADVERSARIAL_DEVICE", "cpu")
 
 
 def _expected():
@@ -36,7 +40,7 @@ def _expected():
 
 def _eval_args(db, cands, method, *extra):
     return [kbx_binary(), "eval", "--method", method, "--candidates", str(cands), "--device",
-            "cpu", "--tiers", "edge", "--db", str(db), "--work", str(db.parent / "work"), *extra]
+            DEVICE, "--tiers", "edge", "--db", str(db), "--work", str(db.parent / "work"), *extra]
 
 
 def _run(args, timeout=600):
