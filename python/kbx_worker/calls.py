@@ -79,6 +79,26 @@ def _updated_input_of(t, inputs, updated):
     return None
 
 
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def narrow_shadow(named, ref_dtypes):
+    """The float64 shadow tensors of `named` whose reference is float16 or bfloat16, stored as
+    float32 (the rest unchanged): a float32 copy is within 2^-24 of the float64 value, 2^-13 of a
+    float16 ulp and 2^-16 of a bfloat16 one, far under any allowance the verdict gives (ulp_floor
+    ulps of the reference's dtype), and half the bytes. A tensor whose finite values do not all
+    stay finite in float32 (bfloat16 reaches 3.39e38, float32's largest) keeps float64.
+    ref_dtypes: name -> the reference tensor's torch dtype."""
+    out = {}
+    for name, t in named.items():
+        if t.dtype == torch.float64 and ref_dtypes.get(name) in _HALF:
+            narrow = t.to(torch.float32)
+            if torch.equal(torch.isfinite(narrow), torch.isfinite(t)):
+                t = narrow
+        out[name] = t
+    return out
+
+
 def save_result(result, path, inputs, expected_device, write=True, updated=()):
     """Write the result's leaves to path (unless write is False; a callable write(path, tensors)
     writes them instead of write_kbt); return (structure, metadata).

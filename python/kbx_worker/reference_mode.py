@@ -16,7 +16,7 @@ import traceback
 import torch
 
 from .argcodec import encode_call
-from .calls import same_bits, save_result, set_tf32, sync, upcast
+from .calls import narrow_shadow, same_bits, save_result, set_tf32, sync, upcast
 from .casegen import Ctx, case_seed
 from . import tensorio
 from .taskload import Reference
@@ -107,9 +107,15 @@ def _run_case(ref, job, case, device, files=None):
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        save_result(sresult, base + ".shadow.kbt", stensors, device, save and files.write,
+        # half the bytes for the shadows of float16 and bfloat16 results (narrow_shadow)
+        out_dtypes = {m["name"]: tensorio.NAME_TO_DTYPE.get(m.get("dtype")) for m in meta}
+        save_result(sresult, base + ".shadow.kbt", stensors, device,
+                    save and (lambda path, named: files.write(
+                        path, narrow_shadow(named, out_dtypes))),
                     [k for k in dedup if k in stensors])
-        write_kbt(base + ".shadow_after.kbt", {k: stensors[k] for k in changed if k in stensors})
+        write_kbt(base + ".shadow_after.kbt", narrow_shadow(
+            {k: stensors[k] for k in changed if k in stensors},
+            {k: tensors[k].dtype for k in changed}))
         ev["shadow"] = True
         lap("shadow")
     if case.tier == "full" and ref.cost is not None:
