@@ -99,6 +99,32 @@ def narrow_shadow(named, ref_dtypes):
     return out
 
 
+def shadow_minus_ref(named, refs):
+    """The float64 shadow tensors of `named` whose reference is a float32 tensor of the same
+    shape, stored as their difference from it in float32 (shadow - ref: PyTorch's own error,
+    kept to 2^-24 of itself, far under any allowance, which is never less than that error); the
+    verdict adds the reference back. Half the bytes of a float64 shadow. A tensor with a
+    non-finite value in the reference, the shadow or the difference, or a difference below
+    float32's normal range, stays as it is.
+    refs: name -> the reference's tensor. Returns (tensors, the names stored as differences)."""
+    out, minus_ref = {}, []
+    for name, s in named.items():
+        r = refs.get(name)
+        if (s.dtype == torch.float64 and isinstance(r, torch.Tensor)
+                and r.dtype == torch.float32 and r.shape == s.shape and r.device == s.device):
+            exact = s - r.to(torch.float64)
+            diff = exact.to(torch.float32)
+            # float32's subnormals would keep only a few bits of a difference (results near
+            # 1e-38, as a reciprocal's of huge values): such a shadow stays float64
+            subnormal = (exact != 0) & (exact.abs() < torch.finfo(torch.float32).tiny)
+            if (bool(torch.isfinite(diff).all()) and bool(torch.isfinite(s).all())
+                    and not bool(subnormal.any())):
+                s = diff  # a finite difference of finite values: the reference is finite too
+                minus_ref.append(name)
+        out[name] = s
+    return out, minus_ref
+
+
 def save_result(result, path, inputs, expected_device, write=True, updated=()):
     """Write the result's leaves to path (unless write is False; a callable write(path, tensors)
     writes them instead of write_kbt); return (structure, metadata).

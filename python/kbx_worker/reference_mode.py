@@ -15,8 +15,9 @@ import traceback
 
 import torch
 
-from .argcodec import encode_call
-from .calls import narrow_shadow, same_bits, save_result, set_tf32, sync, upcast
+from .argcodec import encode_call, flatten_result
+from .calls import (narrow_shadow, same_bits, save_result, set_tf32, shadow_minus_ref, sync,
+                    upcast)
 from .casegen import Ctx, case_seed
 from . import tensorio
 from .taskload import Reference
@@ -107,15 +108,25 @@ def _run_case(ref, job, case, device, files=None):
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        # half the bytes for the shadows of float16 and bfloat16 results (narrow_shadow)
-        out_dtypes = {m["name"]: tensorio.NAME_TO_DTYPE.get(m.get("dtype")) for m in meta}
-        save_result(sresult, base + ".shadow.kbt", stensors, device,
-                    save and (lambda path, named: files.write(
-                        path, narrow_shadow(named, out_dtypes))),
-                    [k for k in dedup if k in stensors])
-        write_kbt(base + ".shadow_after.kbt", narrow_shadow(
-            {k: stensors[k] for k in changed if k in stensors},
-            {k: tensors[k].dtype for k in changed}))
+        # Half the bytes of a float64 shadow: float32 for float16 and bfloat16 results
+        # (narrow_shadow), float32 differences from float32 ones (shadow_minus_ref)
+        refs = {k: v for k, v in flatten_result(result)[1] if isinstance(v, torch.Tensor)}
+        after, after_minus_ref = _compact_shadow(
+            {k: stensors[k] for k in changed if k in stensors}, {k: tensors[k] for k in changed})
+        minus_ref = []
+
+        def write_shadow(path, named):
+            compact, names = _compact_shadow(named, refs)
+            minus_ref.extend(names)
+            files.write(path, compact)
+
+        _, smeta = save_result(sresult, base + ".shadow.kbt", stensors, device,
+                               save and write_shadow, [k for k in dedup if k in stensors])
+        write_kbt(base + ".shadow_after.kbt", after)
+        # a leaf stored once as an updated input (same_as) is a difference where that input is
+        minus_ref += [m["name"] for m in smeta if m.get("same_as") in after_minus_ref]
+        ev["shadow_minus_ref"] = sorted(minus_ref)
+        ev["shadow_after_minus_ref"] = sorted(after_minus_ref)
         ev["shadow"] = True
         lap("shadow")
     if case.tier == "full" and ref.cost is not None:
@@ -123,6 +134,12 @@ def _run_case(ref, job, case, device, files=None):
     ev["seconds"] = time.perf_counter() - t0
     ev["phases"] = {k: round(v, 4) for k, v in phases.items()}
     return ev
+
+
+def _compact_shadow(named, refs):
+    """The shadow tensors as written (narrow_shadow, then shadow_minus_ref) and the names stored
+    as differences from the reference."""
+    return shadow_minus_ref(narrow_shadow(named, {k: v.dtype for k, v in refs.items()}), refs)
 
 
 def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):

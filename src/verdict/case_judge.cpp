@@ -119,10 +119,27 @@ std::set<std::string> judged_as_inputs(const json& ref_ev, const json& cand_ev) 
   return names;
 }
 
+/// The names a reference event lists under `key` ("shadow_minus_ref",
+/// "shadow_after_minus_ref": shadow tensors stored as their difference from the reference).
+std::set<std::string> names_listed(const json& ref_ev, const char* key) {
+  std::set<std::string> names;
+  const auto it = ref_ev.find(key);
+  if (it == ref_ev.end() || !it->is_array()) return names;
+  for (const json& name : *it) {
+    if (name.is_string()) names.insert(name.get<std::string>());
+  }
+  return names;
+}
+
+ShadowForm form_of(const std::set<std::string>& minus_ref, const std::string& name) {
+  return minus_ref.count(name) ? ShadowForm::MinusRef : ShadowForm::Values;
+}
+
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
-                     const TensorFile& shadow, const suite::Contract& contract,
-                     bool shapes_only = false, const std::set<std::string>& skip = {},
-                     bool per_element = false, const Yield& yield = {}) {
+                     const TensorFile& shadow, const std::set<std::string>& shadow_minus_ref,
+                     const suite::Contract& contract, bool shapes_only = false,
+                     const std::set<std::string>& skip = {}, bool per_element = false,
+                     const Yield& yield = {}) {
   for (const auto& r : ref.tensors) {
     if (skip.count(r.name)) continue;
     const Tensor* c = cand.find(r.name);
@@ -144,12 +161,16 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
       }
       continue;
     }
-    worsen(v, compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield), r.name);
+    worsen(v,
+           compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield,
+                        form_of(shadow_minus_ref, r.name)),
+           r.name);
   }
 }
 
 void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
                     const TensorFile& ref_after, const TensorFile& shadow_after,
+                    const std::set<std::string>& shadow_after_minus_ref,
                     const suite::Contract& contract, bool shapes_only = false,
                     bool per_element = false, const Yield& yield = {}) {
   for (const auto& original : in.tensors) {
@@ -167,7 +188,7 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
     if (expected) {
       worsen(v,
              compare_leaf(*after, *expected, shadow_after.find(original.name), contract,
-                          per_element, yield),
+                          per_element, yield, form_of(shadow_after_minus_ref, original.name)),
              "updated input " + original.name);
     } else if (after != &original && !after->bitwise_equal(original)) {
       worsen(v,
@@ -182,6 +203,7 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
 /// filled in, and the inputs after the call.
 struct ReferenceSide {
   TensorFile in, ref, ref_after, shadow, shadow_after;
+  std::set<std::string> shadow_minus_ref, shadow_after_minus_ref;  ///< stored as shadow - ref
 };
 
 ReferenceSide read_reference_side(const CaseFiles& f) {
@@ -196,6 +218,8 @@ ReferenceSide read_reference_side(const CaseFiles& f) {
     r.shadow = with_same_as(read_reference_tensor_file(with_role(f.ref_base, "shadow")),
                             f.ref_event, r.shadow_after, nullptr);
   }
+  r.shadow_minus_ref = names_listed(f.ref_event, "shadow_minus_ref");
+  r.shadow_after_minus_ref = names_listed(f.ref_event, "shadow_after_minus_ref");
   return r;
 }
 
@@ -216,10 +240,10 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   // Special values (the case's inputs came from ctx.special()) of an elementwise task: every
   // finite element against its own magnitude, since the extremes set the normwise scale.
   const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
-  compare_outputs(v, cand, r.ref, r.shadow, contract, random,
+  compare_outputs(v, cand, r.ref, r.shadow, r.shadow_minus_ref, contract, random,
                   judged_as_inputs(f.ref_event, f.cand_event), per_element, yield);
-  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, contract, random, per_element,
-                 yield);
+  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
+                 contract, random, per_element, yield);
   return v;
 }
 
@@ -227,9 +251,9 @@ CaseVerdict judge_synthetic(const CaseFiles& f, const TensorFile& outputs,
                             const suite::Contract& contract) {
   CaseVerdict v;
   const ReferenceSide r = read_reference_side(f);
-  compare_outputs(v, outputs, r.ref, r.shadow, contract);
+  compare_outputs(v, outputs, r.ref, r.shadow, r.shadow_minus_ref, contract);
   // A synthetic candidate leaves inputs unchanged: it fails where the reference updates them.
-  compare_inputs(v, r.in, r.in, r.ref_after, r.shadow_after, contract);
+  compare_inputs(v, r.in, r.in, r.ref_after, r.shadow_after, r.shadow_after_minus_ref, contract);
   return v;
 }
 

@@ -29,10 +29,11 @@ LeafVerdict fail(Status s, std::string detail) {
 
 /// Runs body(first, count, c, r, s) over chunks of converted values, on several threads for
 /// large tensors; each thread gets its own State, merged by the caller. Tensors are mapped
-/// files of up to gigabytes, so nothing is converted whole.
+/// files of up to gigabytes, so nothing is converted whole. A shadow of form MinusRef gets the
+/// reference added back (s = r + (shadow - r)).
 template <typename State, typename Body>
 std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                              const Yield& yield, Body body) {
+                              const Yield& yield, Body body, ShadowForm form = ShadowForm::Values) {
   constexpr size_t kChunk = 1 << 15;
   const size_t n = ref.value_count();
   const size_t threads = part_count(n, 1 << 20, 16);
@@ -46,6 +47,9 @@ std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tenso
       cand.to_doubles(first, count, c.data());
       ref.to_doubles(first, count, r.data());
       if (shadow) shadow->to_doubles(first, count, s.data());
+      if (shadow && form == ShadowForm::MinusRef) {
+        for (size_t i = 0; i < count; ++i) s[i] += r[i];
+      }
       body(states[t], first, count, c.data(), r.data(), shadow ? s.data() : nullptr);
     }
   };
@@ -142,7 +146,8 @@ LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite:
 }
 
 LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& shadow,
-                           const suite::Contract& k, bool per_element, const Yield& yield) {
+                           const suite::Contract& k, bool per_element, const Yield& yield,
+                           ShadowForm form) {
   struct State {
     double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
     double elem_ratio = 0;          // per-element rule: worst error over the element's allowance
@@ -188,7 +193,8 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
             if (!(q <= k.ratio)) ++st.elem_bad, st.elem_first.offer(first + i, c[i], r[i], s[i]);
           }
         }
-      });
+      },
+      form);
   State a;
   for (const auto& st : states) {
     a.scale = std::max(a.scale, st.scale);
@@ -242,7 +248,8 @@ LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& 
 }  // namespace
 
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
-                         const suite::Contract& contract, bool per_element, const Yield& yield) {
+                         const suite::Contract& contract, bool per_element, const Yield& yield,
+                         ShadowForm form) {
   if (cand.shape != ref.shape) {
     return fail(Status::ShapeMismatch,
                 fmt::format("shape {} expected {}", cand.shape_string(), ref.shape_string()));
@@ -257,7 +264,7 @@ LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* sh
   const bool use_shadow =
       contract.tolerance == suite::Tolerance::Shadow && shadow && shadow->shape == ref.shape;
   if (!use_shadow) return compare_allclose(cand, ref, contract, yield);
-  return compare_shadow(cand, ref, *shadow, contract, per_element, yield);
+  return compare_shadow(cand, ref, *shadow, contract, per_element, yield, form);
 }
 
 }  // namespace kbx::verdict

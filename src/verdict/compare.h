@@ -20,12 +20,17 @@ struct LeafVerdict {
 /// the CPUs alone (a timing slot holder's quiet host); empty: never blocks.
 using Yield = std::function<void()>;
 
+/// What a shadow tensor holds: the shadow's values, or their difference from the reference
+/// (shadow - ref, stored in float32 for a float32 result: the reference worker's
+/// shadow_minus_ref, listed in the case event's "shadow_minus_ref").
+enum class ShadowForm { Values, MinusRef };
+
 /// Compares a candidate tensor with the reference at the task's dtype and, for the shadow
 /// model, the float64 shadow (which may be null when the task has none: then allclose/exact).
 /// `per_element` (special-value cases of elementwise tasks) adds the per-element rule of the
 /// shadow model: each finite element against its own magnitude (docs/task-format.md).
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
                          const suite::Contract& contract, bool per_element = false,
-                         const Yield& yield = {});
+                         const Yield& yield = {}, ShadowForm form = ShadowForm::Values);
 
 }  // namespace kbx::verdict

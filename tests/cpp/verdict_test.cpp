@@ -50,6 +50,38 @@ TEST(Compare, YieldsBetweenChunksOfALargeTensor) {
   EXPECT_GT(yields.load(), 0);
 }
 
+// A shadow stored as its float32 difference from a float32 reference (the reference worker's
+// shadow_minus_ref) judges as the float64 shadow does: the same ratio for a close candidate, the
+// same failure for a far one, per element too.
+TEST(Compare, AShadowStoredAsItsDifferenceFromTheReferenceJudgesAsTheShadow) {
+  std::vector<double> shadow;
+  std::vector<float> ref, near, far, diff;
+  for (int i = 0; i < 4096; ++i) {
+    const double x = std::sin(0.37 * i) * std::pow(10.0, (i % 9) - 4);
+    shadow.push_back(x);
+    ref.push_back(static_cast<float>(x * (1 + 3e-7 * ((i % 5) - 2))));  // PyTorch's own error
+    near.push_back(std::nextafter(ref.back(), 2.0f * ref.back()));
+    far.push_back(static_cast<float>(x * 1.001));
+    diff.push_back(static_cast<float>(x - static_cast<double>(ref.back())));
+  }
+  const auto s = f64("out", shadow), d = f32("out", diff), r = f32("out", ref);
+  const auto minus_ref = verdict::ShadowForm::MinusRef;
+  for (bool per_element : {false, true}) {
+    for (const auto& c : {r, f32("out", near), f32("out", far)}) {
+      const auto with_values = verdict::compare_leaf(c, r, &s, shadow_contract(), per_element);
+      const auto with_diff =
+          verdict::compare_leaf(c, r, &d, shadow_contract(), per_element, {}, minus_ref);
+      EXPECT_EQ(with_diff.status, with_values.status) << with_diff.detail;
+      EXPECT_NEAR(with_diff.ratio, with_values.ratio, 1e-5 * with_values.ratio);
+    }
+  }
+  EXPECT_EQ(verdict::compare_leaf(f32("out", far), r, &s, shadow_contract()).status,
+            Status::NumericalMismatch);
+  // read as values, the difference would let the far candidate pass
+  EXPECT_EQ(verdict::compare_leaf(f32("out", far), r, &d, shadow_contract()).status,
+            Status::Passed);
+}
+
 TEST(Compare, SmallErrorWithinRatioPasses) {
   auto s = f64("out", {1.0, 2.0, 4.0});
   auto r = f32("out", {1.0f, 2.0f, 4.0f});  // exact: floor decides
