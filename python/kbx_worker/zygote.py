@@ -106,6 +106,7 @@ def main(argv=None):
     if opts.preload_lazy_torch:
         from .__main__ import preload_lazy_torch_modules
         preload_lazy_torch_modules()
+    _send(sock, ev="ready")  # kbx's wait for each fork starts now, not during the imports
     children = set()
     while True:
         ready, _, _ = select.select([sock], [], [], 0.05)

@@ -16,13 +16,13 @@ namespace kbx::sandbox {
 namespace {
 
 constexpr int kSocketFd = 3;
-constexpr auto kStartWait = std::chrono::seconds(60);
 
 }  // namespace
 
 WarmParent::WarmParent(const std::vector<std::string>& argv_in,
                        const std::map<std::string, std::string>& env,
-                       const std::filesystem::path& cwd) {
+                       const std::filesystem::path& cwd, WarmWaits waits)
+    : waits_(waits) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return;
   // Everything the child needs is built before the fork: no allocation happens after it.
@@ -79,7 +79,9 @@ void WarmParent::read_messages() {
     try {
       auto msg = nlohmann::json::parse(std::string(buf.data(), static_cast<size_t>(n)));
       std::lock_guard<std::mutex> lock(mu_);
-      if (msg.value("ev", "") == "started") {
+      if (msg.value("ev", "") == "ready") {
+        ready_ = true;
+      } else if (msg.value("ev", "") == "started") {
         started_[msg.value("id", 0L)] = msg.value("pid", -1);
       } else if (msg.value("ev", "") == "exit") {
         exited_[msg.value("pid", -1)] = msg.value("status", 0);
@@ -97,8 +99,10 @@ void WarmParent::read_messages() {
 pid_t WarmParent::launch(const Spawn& s, const int fds[kLaunchFds]) {
   long id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!alive_) return -1;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, waits_.ready, [&] { return ready_ || !alive_; }) || !alive_) {
+      return -1;
+    }
     id = next_id_++;
   }
   nlohmann::json req = {{"id", id},
@@ -133,7 +137,7 @@ pid_t WarmParent::launch(const Spawn& s, const int fds[kLaunchFds]) {
     if (sendmsg(sock_, &msg, MSG_NOSIGNAL) < 0) return -1;
   }
   std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, kStartWait, [&] { return started_.count(id) || !alive_; })) return -1;
+  if (!cv_.wait_for(lock, waits_.fork, [&] { return started_.count(id) || !alive_; })) return -1;
   if (!started_.count(id)) return -1;
   pid_t pid = started_[id];
   started_.erase(id);

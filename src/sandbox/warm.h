@@ -1,4 +1,5 @@
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -10,6 +11,13 @@
 
 namespace kbx::sandbox {
 
+/// How long a warm parent's launch waits: for the parent's imports to end (its "ready": on a
+/// loaded machine torch's import took over a minute, session 17's CI), then for the fork.
+struct WarmWaits {
+  std::chrono::milliseconds ready{std::chrono::minutes(10)};
+  std::chrono::milliseconds fork{std::chrono::seconds(60)};
+};
+
 /// A warm parent: one Python process that has imported torch, triton and the worker once and
 /// forks a fresh, sandboxed child per job (python -m kbx_worker.zygote), so that a candidate
 /// does not pay the interpreter's start-up. Children get the same limits, namespace, process
@@ -19,7 +27,7 @@ class WarmParent : public Launcher {
   /// Starts the parent (argv: the interpreter's absolute path, its flags and the zygote module,
   /// ending in "--socket-fd 3") with env in cwd; `ok()` says whether it came up.
   WarmParent(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-             const std::filesystem::path& cwd);
+             const std::filesystem::path& cwd, WarmWaits waits = {});
   ~WarmParent() override;
   WarmParent(const WarmParent&) = delete;
   WarmParent& operator=(const WarmParent&) = delete;
@@ -32,9 +40,11 @@ class WarmParent : public Launcher {
  private:
   void read_messages();
 
+  WarmWaits waits_;
   pid_t pid_ = -1;
   int sock_ = -1;
   bool alive_ = false;
+  bool ready_ = false;  ///< the parent said "ready" (its imports done)
   std::thread reader_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

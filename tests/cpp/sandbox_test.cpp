@@ -4,11 +4,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "sandbox/process.h"
+#include "sandbox/warm.h"
 #include "timing/stats.h"
 
 namespace kbx {
@@ -259,6 +262,66 @@ TEST(Timing, MedianIntervalFromOrderStatistics) {
   std::vector<double> tight(50, 10.0);
   tight[0] = 1000;  // one outlier does not move the interval of the median
   EXPECT_EQ(timing::relative_half_width(tight).value(), 0.0);
+}
+
+}  // namespace
+}  // namespace kbx
+
+namespace kbx {
+namespace {
+
+// A stand-in for kbx_worker.zygote: imports for `import_s` seconds (torch's import on a loaded
+// machine), says "ready", then forks each job's child (which runs `sh -c` of the job's argv's
+// last element with the sent descriptors as 3 and 4) and reports its start and exit.
+const char* kSlowParent = R"(
+import json, os, socket, sys, time
+sock = socket.socket(fileno=3)
+time.sleep(float(sys.argv[1]))
+sock.send(json.dumps({"ev": "ready"}).encode())
+while True:
+    data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 6)
+    if not data:
+        break
+    job = json.loads(data)
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(fds[0], 3); os.dup2(fds[1], 4)
+        os.execv("/bin/sh", ["/bin/sh", "-c", job["argv"][-1]])
+    for fd in fds:
+        os.close(fd)
+    sock.send(json.dumps({"ev": "started", "id": job["id"], "pid": pid}).encode())
+    _, status = os.waitpid(pid, 0)
+    sock.send(json.dumps({"ev": "exit", "pid": pid, "status": status}).encode())
+)";
+
+std::unique_ptr<sandbox::WarmParent> slow_parent(double import_s, sandbox::WarmWaits waits) {
+  return std::make_unique<sandbox::WarmParent>(
+      std::vector<std::string>{"/usr/bin/env", "python3", "-c", kSlowParent,
+                               std::to_string(import_s)},
+      sandbox::scrubbed_environment({}), std::filesystem::current_path(), waits);
+}
+
+// The wait for a fork starts at the parent's "ready": before, a parent whose imports outlasted
+// it (60 s; over a minute for torch on CI's two loaded CPUs) failed every job of the run as
+// "could not start the worker" (reference_error for every candidate).
+TEST(WarmParent, AParentSlowerToImportThanTheForkWaitStillStartsItsJobs) {
+  using namespace std::chrono_literals;
+  auto parent = slow_parent(2.0, {.ready = 30s, .fork = 500ms});
+  ASSERT_TRUE(parent->ok());
+  auto s = shell("echo '{\"ev\":\"x\"}' >&4");
+  auto o = sandbox::run(s, {}, *parent);
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
+  EXPECT_EQ(o.events.size(), 1u);
+}
+
+// A parent that never gets ready fails the launch at the ready wait, not never.
+TEST(WarmParent, AParentThatNeverGetsReadyFailsTheLaunch) {
+  using namespace std::chrono_literals;
+  auto parent = slow_parent(3600.0, {.ready = 500ms, .fork = 500ms});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto o = sandbox::run(shell("true"), {}, *parent);
+  EXPECT_EQ(o.end, sandbox::Outcome::End::SpawnFailed);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s);
 }
 
 }  // namespace
