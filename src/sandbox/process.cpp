@@ -449,7 +449,6 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
     init.emplace();
     s.confine["init_pid_fd"] = kInitPidFd;
   }
-  const double t0 = monotonic_seconds();
   const int child_fds[kLaunchFds] = {req.read,
                                      ev.write,
                                      sout.write,
@@ -457,6 +456,9 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
                                      probe ? probe->write : -1,
                                      init ? init->write : -1};
   pid_t pid = launcher.launch(s, child_fds);
+  // The job's clock starts at its fork: a warm parent still importing (minutes on a loaded
+  // machine) is not the worker's time.
+  const double t0 = monotonic_seconds();
   for (int fd : child_fds) {
     if (fd >= 0) close(fd);
   }

@@ -303,12 +303,14 @@ std::unique_ptr<sandbox::WarmParent> slow_parent(double import_s, sandbox::WarmW
 
 // The wait for a fork starts at the parent's "ready": before, a parent whose imports outlasted
 // it (60 s; over a minute for torch on CI's two loaded CPUs) failed every job of the run as
-// "could not start the worker" (reference_error for every candidate).
+// "could not start the worker" (reference_error for every candidate). Nor do the imports count
+// against the job's time limit.
 TEST(WarmParent, AParentSlowerToImportThanTheForkWaitStillStartsItsJobs) {
   using namespace std::chrono_literals;
   auto parent = slow_parent(2.0, {.ready = 30s, .fork = 500ms});
   ASSERT_TRUE(parent->ok());
-  auto s = shell("echo '{\"ev\":\"x\"}' >&4");
+  // a limit shorter than the parent's imports: the job's clock starts at its fork
+  auto s = shell("echo '{\"ev\":\"x\"}' >&4", /*timeout=*/1.0);
   auto o = sandbox::run(s, {}, *parent);
   EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
   EXPECT_EQ(o.events.size(), 1u);
