@@ -37,3 +37,19 @@ class StandInTimer:
         self.last_ids = [0] * self.reps
         self.last_host_ms = [self.ms / 10] * self.reps
         return [self.ms] * self.reps
+
+
+def run_reference(tmp_path, text, task, entry, tiers, **job):
+    """Runs the reference worker on the CPU over a task whose reference.py is `text`; returns
+    (its output folder, its case events by case name). job: more fields of the job."""
+    from kbx_worker import reference_mode
+
+    task_dir = tmp_path / "task"
+    task_dir.mkdir(parents=True)
+    (task_dir / "reference.py").write_text(text)
+    out = tmp_path / "ref"
+    events = Events()
+    reference_mode.run({"device": "cpu", "jobs": [dict({
+        "task": task, "task_dir": str(task_dir), "entry": entry, "seed": 5, "label": "x",
+        "tiers": tiers, "out_dir": str(out)}, **job)]}, events)
+    return out, {e["case"]: e for e in events.events if e["ev"] == "case"}

@@ -7,8 +7,8 @@ import textwrap
 
 import torch
 
-from standins import Events, StandInTimer
-from kbx_worker import candidate_mode, reference_mode
+from standins import Events, StandInTimer, run_reference
+from kbx_worker import candidate_mode
 from kbx_worker.tensorio import read_kbt
 
 REFERENCE = textwrap.dedent('''
@@ -31,16 +31,9 @@ REFERENCE_DRAWN_SCALAR = REFERENCE.replace(
 
 
 def _reference(tmp_path, text=REFERENCE):
-    task = tmp_path / "task"
-    task.mkdir(parents=True)
-    (task / "reference.py").write_text(text)
-    out = tmp_path / "ref"
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [{
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-        "tiers": ["edge", "small", "full"], "out_dir": str(out), "fresh_twin": True}]}, events)
-    cases = {e["case"]: e for e in events.events if e["ev"] == "case"}
-    return task, out, cases
+    out, cases = run_reference(tmp_path, text, "T/scale", "scale", ["edge", "small", "full"],
+                               fresh_twin=True)
+    return tmp_path / "task", out, cases
 
 
 def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):

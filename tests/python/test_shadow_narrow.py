@@ -7,8 +7,7 @@ import textwrap
 
 import torch
 
-from standins import Events
-from kbx_worker import reference_mode
+from standins import run_reference
 from kbx_worker.calls import narrow_shadow, shadow_minus_ref
 from kbx_worker.tensorio import read_kbt
 
@@ -75,15 +74,7 @@ REFERENCE = textwrap.dedent('''
 
 
 def test_the_reference_worker_writes_compact_shadows_and_says_which_are_differences(tmp_path):
-    task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(REFERENCE)
-    out = tmp_path / "ref"
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [{
-        "task": "T/halve", "task_dir": str(task), "entry": "halve", "seed": 5, "label": "x",
-        "tiers": ["small"], "out_dir": str(out)}]}, events)
-    cases = {e["case"]: e for e in events.events if e["ev"] == "case"}
+    out, cases = run_reference(tmp_path, REFERENCE, "T/halve", "halve", ["small"])
     f16 = read_kbt(str(out / "f16.shadow.kbt"))
     assert [t.dtype for t in f16.values()] == [torch.float32]
     ref16 = next(iter(read_kbt(str(out / "f16.ref.kbt")).values()))
