@@ -8,8 +8,8 @@ import textwrap
 import pytest
 import torch
 
-from standins import Events
-from kbx_worker import candidate_mode, reference_mode
+from standins import Events, run_reference
+from kbx_worker import candidate_mode
 
 REFERENCE = textwrap.dedent('''
     import torch
@@ -34,19 +34,14 @@ CANDIDATE = textwrap.dedent('''
 
 @pytest.mark.parametrize("tf32", [False, True])
 def test_the_candidate_sees_the_tasks_tf32_rule(tmp_path, tf32):
+    out, ref_cases = run_reference(tmp_path, REFERENCE, "T/scale", "scale", ["small"])
     task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(REFERENCE)
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [{
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-        "tiers": ["small"], "out_dir": str(tmp_path / "ref")}]}, events)
     job = tmp_path / "job"
     job.mkdir()
     (job / "scale.py").write_text(CANDIDATE)
-    cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(tmp_path / "ref" / f"{e['case']}.in.kbt"),
+    cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
               "call": e["call"], "out_prefix": str(job / e["case"])}
-             for e in events.events if e["ev"] == "case"]
+             for e in ref_cases.values()]
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = not tf32
     try:

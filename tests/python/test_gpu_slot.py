@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from standins import Events, StandInTimer
+from standins import Events, StandInTimer, run_reference
 from kbx_worker import candidate_mode, reference_mode
 from kbx_worker.proto import Channel
 
@@ -36,21 +36,16 @@ class SlotEvents(Events):
 
 def _request(tmp_path, gpu_slot, reference=REFERENCE,
              candidate="def scale(x, factor):\n    return x * factor\n"):
+    out, ref_cases = run_reference(tmp_path, reference, "T/scale", "scale",
+                                   ["edge", "small", "full"])
     task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(reference)
-    out = tmp_path / "ref"
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [{
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-        "tiers": ["edge", "small", "full"], "out_dir": str(out)}]}, events)
     job = tmp_path / "job"
     job.mkdir()
     cand = job / "scale.py"
     cand.write_text(candidate)
     cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
               "call": e["call"], "out_prefix": str(job / e["case"])}
-             for e in events.events if e["ev"] == "case"]
+             for e in ref_cases.values()]
     return {"mode": "candidate", "device": "cpu", "candidate": str(cand), "entry": "scale",
             "task_dir": str(task), "track": "any", "cases": cases, "time": False,
             "gpu_slot": gpu_slot}

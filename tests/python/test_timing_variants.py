@@ -9,8 +9,8 @@ import textwrap
 
 import torch
 
-from standins import Events, StandInTimer
-from kbx_worker import candidate_mode, reference_mode, timer
+from standins import Events, StandInTimer, run_reference
+from kbx_worker import candidate_mode, timer
 from kbx_worker.tensorio import read_kbt
 
 REFERENCE = textwrap.dedent('''
@@ -57,15 +57,9 @@ def test_reservoir_picks_uniformly():
 
 
 def _reference(tmp_path):
-    task = tmp_path / "task"
-    task.mkdir(parents=True)
-    (task / "reference.py").write_text(REFERENCE)
-    out = tmp_path / "ref"
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [{
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "x",
-        "tiers": ["edge", "small", "full"], "out_dir": str(out), "fresh_twin": True}]}, events)
-    return task, out, {e["case"]: e for e in events.events if e["ev"] == "case"}
+    out, cases = run_reference(tmp_path, REFERENCE, "T/scale", "scale", ["edge", "small", "full"],
+                               fresh_twin=True)
+    return tmp_path / "task", out, cases
 
 
 def test_every_full_deterministic_case_gets_a_twin(tmp_path):
