@@ -259,23 +259,25 @@ class DirectLauncher : public Launcher {
     if (pid > 0) setpgid(pid, pid);  // also done in the child; whichever runs first wins
     return pid;
   }
-  bool try_reap(pid_t pid, int* status) override {
-    siginfo_t info{};
-    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-        info.si_pid != pid) {
-      return false;
-    }
-    kill(-pid, SIGKILL);  // its group's stragglers, while the zombie keeps the group's id
-    return waitpid(pid, status, WNOHANG) == pid;
-  }
+  bool try_reap(pid_t pid, int* status) override { return reap_ended(pid, status, false); }
   int reap(pid_t pid) override {
-    siginfo_t info{};
-    while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-    }
-    kill(-pid, SIGKILL);
     int status = 0;
-    waitpid(pid, &status, 0);
+    reap_ended(pid, &status, true);
     return status;
+  }
+
+ private:
+  /// Once pid has ended (waiting for it when `block`), kills what is left of its group while its
+  /// zombie keeps the group's id, then reaps it; whether it was reaped.
+  static bool reap_ended(pid_t pid, int* status, bool block) {
+    siginfo_t info{};
+    const int flags = WEXITED | WNOWAIT | (block ? 0 : WNOHANG);
+    int rc;
+    while ((rc = waitid(P_PID, static_cast<id_t>(pid), &info, flags)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0 || info.si_pid != pid) return false;
+    kill(-pid, SIGKILL);
+    return waitpid(pid, status, 0) == pid;
   }
 };
 
