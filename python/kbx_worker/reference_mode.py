@@ -112,7 +112,8 @@ def _run_case(ref, job, case, device, files=None):
         # (narrow_shadow), float32 differences from float32 ones (shadow_minus_ref)
         refs = {k: v for k, v in flatten_result(result)[1] if isinstance(v, torch.Tensor)}
         after, after_minus_ref = _compact_shadow(
-            {k: stensors[k] for k in changed if k in stensors}, {k: tensors[k] for k in changed})
+            {k: stensors[k] for k in changed if k in stensors},
+            {k: tensors[k] for k in changed}) if save else ({}, [])
         minus_ref = []
 
         def write_shadow(path, named):
