@@ -166,20 +166,28 @@ void kill_worker(pid_t pid, const InitProcess& init, bool reaped) {
   if (!reaped) kill(-pid, SIGKILL);
 }
 
-/// The protocol error of a worker past Limits::max_event_bytes (bytes) or max_events.
-std::string events_over_limit(const Limits& limits, bool bytes) {
-  return bytes ? fmt::format("the worker wrote more than {} MiB of events",
-                             limits.max_event_bytes >> 20)
-               : fmt::format("the worker wrote more than {} events", limits.max_events);
+/// The protocol error of a worker past Limits::max_events.
+std::string event_count_over_limit(size_t max_events) {
+  return fmt::format("the worker wrote more than {} events", max_events);
+}
+
+/// The protocol error of a worker past Limits::max_event_bytes.
+std::string event_bytes_over_limit(const Limits& limits) {
+  return fmt::format("the worker wrote more than {} MiB of events", limits.max_event_bytes >> 20);
 }
 
 /// Parses the complete event lines of buffer into out (and on_event), keeping an unfinished last
-/// line; false, with nothing more parsed, once out holds max_events events.
+/// line; false, with nothing more parsed, once out holds max_events events or at the first line
+/// that is no event (out.protocol_error says which). A worker's events after a malformed one are
+/// never read: a status cannot depend on what an attacker writes once it broke the protocol.
 bool parse_events(std::string& buffer, Outcome& out, double since_spawn,
                   const std::function<void(const nlohmann::json&)>& on_event, size_t max_events) {
   size_t start = 0;
   for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
-    if (out.events.size() >= max_events) return false;
+    if (out.events.size() >= max_events) {
+      out.protocol_error = event_count_over_limit(max_events);
+      return false;
+    }
     std::string line = buffer.substr(start, nl - start);
     if (line.empty()) continue;
     try {
@@ -189,9 +197,8 @@ bool parse_events(std::string& buffer, Outcome& out, double since_spawn,
       out.events.push_back(std::move(ev));
       out.event_seconds.push_back(since_spawn);
     } catch (const std::exception& e) {
-      if (out.protocol_error.empty()) {
-        out.protocol_error = "malformed event: " + line.substr(0, 200) + " (" + e.what() + ")";
-      }
+      out.protocol_error = "malformed event: " + line.substr(0, 200) + " (" + e.what() + ")";
+      return false;
     }
   }
   buffer.erase(0, start);
@@ -569,10 +576,11 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         out.event_bytes += static_cast<std::uint64_t>(n);
         const bool bytes_ok = out.event_bytes <= s.limits.max_event_bytes;
         if (bytes_ok) ev_buffer.append(buf, static_cast<size_t>(n));
+        if (!bytes_ok) out.protocol_error = event_bytes_over_limit(s.limits);
         if (!bytes_ok || !parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event,
                                        s.limits.max_events)) {
-          // Events without end: the worker is ended, the rest of its events never read.
-          out.protocol_error = events_over_limit(s.limits, !bytes_ok);
+          // Events without end, or one that is no event: the worker is ended, the rest of its
+          // events never read.
           kill_worker(pid, init_process, exited);
           events_refused = true;
           ev_buffer.clear();
@@ -613,9 +621,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   if (s.quiet) s.quiet->leave(slot_state.member);
   if (!events_refused) {
     ev_buffer += '\n';
-    if (!parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event, s.limits.max_events)) {
-      out.protocol_error = events_over_limit(s.limits, false);
-    }
+    parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event, s.limits.max_events);
   }
   out.wall_seconds = monotonic_seconds() - t0;
   out.stdout_kept = cap_out.text();

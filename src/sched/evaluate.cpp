@@ -516,6 +516,11 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);
+  // A broken protocol first: kbx ended the worker there (sandbox::run), and no event or error
+  // the worker sent before it decides the status.
+  if (auto fail = verdict::protocol_failure(o.protocol_error)) {
+    return finish(fail->status, fail->detail);
+  }
   if (auto fail = verdict::protocol_failure(w.protocol_problem)) {
     return finish(fail->status, fail->detail);
   }
