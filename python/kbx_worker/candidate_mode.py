@@ -447,6 +447,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  quiet=bool(getattr(timer, "last_quiet", False)),
                  settle_s=float(getattr(timer, "last_settle_s", 0.0)),
                  quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
+                 host_loop_ms=getattr(timer, "last_host_loop_ms", None),
                  contended=bool(getattr(timer, "last_contended", False)))
     if twin is None:
         return True

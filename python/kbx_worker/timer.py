@@ -358,6 +358,25 @@ class ProbeMarks:
 SYNC_WARNING = "called a synchronizing CUDA operation"
 
 
+# The host's speed before a host-bound call's batches: the best of HOST_LOOP_TRIES runs of a
+# fixed pure-Python loop (about 0.3 ms each on the H200's host). A host-bound call's time holds
+# host gaps, and session 17's and 18's repeatability runs saw a whole run's host gaps move by up
+# to 2x (masked_select); this says whether the host itself was slower then.
+HOST_LOOP_N, HOST_LOOP_TRIES = 5000, 3
+
+
+def host_loop_ms(n=HOST_LOOP_N, tries=HOST_LOOP_TRIES, clock=time.perf_counter):
+    """Milliseconds of the fastest of `tries` runs of an n-step integer loop."""
+    best = math.inf
+    for _ in range(tries):
+        t0 = clock()
+        acc = 0
+        for i in range(n):
+            acc += i * i
+        best = min(best, clock() - t0)
+    return best * 1e3
+
+
 def _calls_synchronising(fn):
     """Calls fn once; returns whether it waited for the GPU on the host inside (a device-to-host
     copy, .item(), nonzero, masked_select, a synchronize, a linear-algebra info check): torch's
@@ -397,6 +416,7 @@ class CudaTimer:
         # on the host inside: its timed batches run with every other job frozen. None: never.
         self.quiet = None
         self.last_quiet_wait_s = 0.0  # the last run()'s wait for the answer to quiet_wanted
+        self.last_host_loop_ms = None  # host_loop_ms() before a host-bound run()'s batches
         self.last_quiet = False  # whether the last run()'s batches ran on a quiet host
         # Whether the last run()'s batches began with another context's work still on the GPU
         # (the settle gave up), and the seconds the settle waited for it to drain.
@@ -546,6 +566,9 @@ class CudaTimer:
         # for their cgroups to report frozen) while this job holds the slot and waits.
         self.last_quiet_wait_s = time.perf_counter() - t_ask
         self.last_phases["quiet_wait"] = self.last_quiet_wait_s
+        self.last_host_loop_ms = host_loop_ms() if host_bound else None
+        if self.last_host_loop_ms is not None:
+            self.last_phases["host_loop_ms"] = self.last_host_loop_ms  # not seconds
         try:
             settled, self.last_settle_s = self.settle() if self.settles else (True, 0.0)
             self.last_contended = not settled

@@ -444,6 +444,9 @@ void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
         line += fmt::format(" {}={:.2f}", key, ev[key].get<double>());
       }
     }
+    if (ev.contains("host_loop_ms") && ev["host_loop_ms"].is_number()) {  // the host's speed
+      line += fmt::format(" host_loop_ms={:.3f}", ev["host_loop_ms"].get<double>());
+    }
   }
   line += fmt::format(" | exited {:.2f} | pipes closed {:.2f} | judged +{:.2f} s\n",
                       o.exited_seconds, o.wall_seconds, after_exit_s);

@@ -147,3 +147,19 @@ def test_the_wait_for_the_answer_is_measured():
     t = _timer(False, FakeQuiet())
     t.run(lambda: None)
     assert t.last_quiet_wait_s < 0.05  # not asked: nothing waited
+
+
+def test_a_host_bound_run_measures_the_hosts_speed_before_its_batches():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet)
+    t.run(lambda: None)
+    assert t.last_host_loop_ms is not None and t.last_host_loop_ms > 0
+    assert t.last_phases["host_loop_ms"] == t.last_host_loop_ms
+    t = _timer(False, FakeQuiet())
+    t.run(lambda: None)
+    assert t.last_host_loop_ms is None and "host_loop_ms" not in t.last_phases
+
+
+def test_the_host_loop_is_the_fastest_of_its_tries():
+    ticks = iter([0.0, 0.004, 1.0, 1.002, 2.0, 2.003])  # three tries: 4, 2 and 3 ms
+    assert timer_module.host_loop_ms(n=10, tries=3, clock=lambda: next(ticks)) == pytest.approx(2.0)
