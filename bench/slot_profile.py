@@ -168,6 +168,54 @@ def lane_idleness(steps):
     return starved, idle_with_ready, lanes
 
 
+def candidate_holds(trace_path, lines):
+    """{task: (before, loops, after)}: a candidate's slot, from its grant to its release, split at
+    its first and last timed loop (session 18 on: the timeline's quiet_wanted, else its first
+    timing event less its seconds). Timelines count from the spawn, the trace from the job's
+    start, a few milliseconds earlier: `before` is that much too long."""
+    start, granted, released = {}, {}, {}
+    with open(trace_path) as f:
+        for line in f:
+            parts = line.split(maxsplit=3)
+            if len(parts) < 4:
+                continue
+            t, what, who = float(parts[0]), parts[1], parts[3].strip()
+            if what == "job_start" and parts[2] == "pipeline":
+                start[who] = t
+            elif what in ("acquire", "release") and who.startswith("candidate "):
+                (granted if what == "acquire" else released)[who[len("candidate "):]] = t
+    out = {}
+    for line in lines:
+        m = TIMELINE.match(line)
+        if not m or m.group(1) not in granted or m.group(1) not in start:
+            continue
+        task, text = m.groups()
+        events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
+        timings = [(float(t), float(sec))
+                   for t, sec in re.findall(r"\| ([\d.]+) timing \S+ seconds=([\d.]+)", text)]
+        if not timings or task not in released:
+            continue
+        asked = [t for t, name in events if name == "quiet_wanted"]
+        first = min(asked[:1] + [timings[0][0] - timings[0][1]])
+        grant, release = granted[task] - start[task], released[task] - start[task]
+        last = min(timings[-1][0], release)
+        out[task] = (max(0.0, first - grant), max(0.0, last - max(first, grant)),
+                     max(0.0, release - last))
+    return out
+
+
+def print_candidate_holds(trace_path, lines, top):
+    holds = candidate_holds(trace_path, lines)
+    if not holds:
+        return
+    before, loops, after = (sum(h[i] for h in holds.values()) for i in range(3))
+    print(f"candidates' slot, grant to release ({len(holds)} jobs): before the first timed loop "
+          f"(full-size judged calls) {before:.1f} s, timed loops {loops:.1f} s, after the last "
+          f"{after:.1f} s")
+    for task, (b, lo, a) in sorted(holds.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"  {task:55s} before {b:5.2f} s, loops {lo:5.2f} s, after {a:5.2f} s")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
@@ -181,7 +229,8 @@ def main():
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     cand_quiet_wait = 0.0
     hushes, hushed = 0, 0.0  # candidates' quiet hosts: quiet_wanted to quiet_done
-    for line in read(args.log):
+    lines = read(args.log)
+    for line in lines:
         m = REF.match(line)
         if m:
             task, _case, tier, seconds, rest = m.groups()
@@ -234,6 +283,8 @@ def main():
     for task, held in sorted(per_task.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"  {task:55s} {held:7.2f} s (reference eager {ref[task]['eager']:.2f} s, "
               f"candidate timed {cand_timing[task]:.2f} s)")
+    if args.trace:
+        print_candidate_holds(args.trace, lines, args.top)
 
 
 if __name__ == "__main__":
