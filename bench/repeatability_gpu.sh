@@ -3,7 +3,11 @@
 # twice, back to back, each run with a fresh database and no reference cache (its own eager
 # timings, so that their variance shows), then bench/compare_runs.py over the two databases.
 #   OUT=/dir [CATS="Index Loss ..."] [REP_TIMEOUT=265] bash bench/repeatability_gpu.sh
-# Leaves $OUT/call3.tgz (both logs and databases, the comparison).
+# Leaves $OUT/call3.tgz (both logs and databases, the comparison). All 87 experts take 250-270 s
+# a run on the H200 (session 18: run 1 was cut at 260 s after 84), two runs more than one device
+# call's 600 s: give each half of the categories a call of its own (CATS), and compare the tasks
+# of both calls together. With KBX_DEBUG_TIMING's logs kept, `grep -o "host_loop_ms=[0-9.]*"`
+# in rep1.log and rep2.log shows whether the host was slower in one run (host-bound loops).
 cd "$(dirname "$0")/.."
 export PATH=/opt/torch/.venv/bin:$PATH KBX_PROBE_LIB=$PWD/.carry/lib/libkbx_probe.so PYTHONUNBUFFERED=1
 KBX=$PWD/.carry/bin/kbx
