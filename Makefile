@@ -21,7 +21,7 @@ XDIST = $(if $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo y),-n $(PYT
 # 12 s. Every test process, and the workers kbx starts (it passes OMP_NUM_THREADS on), uses one.
 TEST_ENV = OMP_NUM_THREADS=1 KBX_PYTHON=$(PYTHON)
 
-.PHONY: build build-test run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
+.PHONY: build build-test build-asan-tests run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
 
 configure = cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
   -DKBX_WERROR=ON -DKBX_UNITY=$(UNITY) >/dev/null
@@ -57,10 +57,12 @@ test-cpp: build-test
 # The sanitizers' build with -g1 (line tables, no variables' debug information): the reports keep
 # their file:line frames, and the build takes about an eighth less compiling. Its tests run in
 # JOBS shards side by side (gtest's GTEST_TOTAL_SHARDS: each test in exactly one shard).
-test-asan:
+build-asan-tests:
 	cmake $(call generator,$(ASAN_BUILD)) -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DKBX_SANITIZE=ON -DKBX_UNITY=$(UNITY) >/dev/null
 	cmake --build $(ASAN_BUILD) -j$(JOBS) --target kbx_tests
+
+test-asan: build-asan-tests
 	@pids=""; for i in $$(seq 0 $$(($(JOBS) - 1))); do \
 	  ASAN_OPTIONS=detect_leaks=0 GTEST_TOTAL_SHARDS=$(JOBS) GTEST_SHARD_INDEX=$$i \
 	    $(ASAN_BUILD)/kbx_tests --gtest_brief=1 & pids="$$pids $$!"; \

@@ -4,12 +4,14 @@
 #   - a Python with torch, triton and numpy: an existing one that imports torch (KBX_PYTHON, or
 #     python3 on PATH), else a virtual environment at $KBX_VENV (default /opt/kbx/venv as root,
 #     ~/.cache/kbx/venv otherwise) filled from PyPI.
-# Prints the chosen interpreter's path as its last line.
+# Prints the chosen interpreter's path as its last line. With --packages-only it stops after the
+# distribution's packages (python3-venv among them), so that the Python can be set up beside
+# other work without a second apt-get (CI: .ci/run).
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libsqlite3-dev libssl-dev nlohmann-json3-dev libcli11-dev
           libcurl4-openssl-dev libtomlplusplus-dev libfmt-dev libgtest-dev libeigen3-dev clang-format
-          ninja-build)
+          ninja-build python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -20,6 +22,10 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--packages-only" ]; then
+  exit 0
 fi
 
 has_torch() { "$1" -c 'import torch, triton, numpy' >/dev/null 2>&1; }
