@@ -98,9 +98,9 @@ struct Outcome {
   std::vector<nlohmann::json> events;  ///< the worker's protocol events, in order
   std::vector<double> event_seconds;   ///< when each event arrived, seconds after the spawn
   double exited_seconds = 0;           ///< when the worker was reaped, seconds after the spawn
-  std::string protocol_error;  ///< a malformed event, or events past Limits (the worker ended)
-  std::string probe_bytes;             ///< what the child wrote to fd 5 (Spawn::probe_pipe)
-  bool probe_truncated = false;        ///< more than kMaxProbeBytes came; the rest was dropped
+  std::string protocol_error;    ///< a malformed event, or events past Limits (the worker ended)
+  std::string probe_bytes;       ///< what the child wrote to fd 5 (Spawn::probe_pipe)
+  bool probe_truncated = false;  ///< more than kMaxProbeBytes came; the rest was dropped
   /// How many events had come when the worker was given the slot (Spawn::slot); -1: never.
   int slot_granted_after = -1;
   /// How many events had come when the worker handed the slot back for good
