@@ -137,3 +137,54 @@ def test_a_twin_whose_out_tensor_has_another_size_is_judged_on_its_own_call(tmp_
     got, want = _time_twin(tmp_path, lambda x, out: torch.masked_select(x, x > 0, out=out),
                            text=REFERENCE_VALUE_SHAPED_OUT, key="arg1", suffix=".cand_after.kbt")
     assert torch.equal(got, want)
+
+
+class _SlotChannel(Events):
+    """The channel stand-in with the slot granted at once."""
+
+    def wait_for_slot(self):
+        self.send("slot_wanted")
+
+
+def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_alike(
+        tmp_path, monkeypatch):
+    """The worker's whole path of a timed case on the CPU (stand-in timer): the inputs of the
+    case and of its twin are rebuilt before the slot is asked for (session 18), and the twin's
+    judged result is the reference's."""
+    task, out, cases = _reference(tmp_path)
+    job = tmp_path / "job"
+    job.mkdir()
+    request_cases = []
+    for name in ("small_one", "perf_one", "perf_one__fresh"):
+        ev = cases[name]
+        c = {"name": name, "tier": ev["tier"], "inputs": str(out / f"{name}.in.kbt"),
+             "call": ev["call"], "out_prefix": str(job / name), "digest": ev["digest"],
+             "case_seed": ev["case_seed"]}
+        if "fresh_of" in ev:
+            c["fresh_of"] = ev["fresh_of"]
+        request_cases.append(c)
+    channel = _SlotChannel()
+    built, real_rebuild = [], candidate_mode.CaseInputs._rebuild
+
+    def rebuild(self, spec, seed):
+        built.append((seed, "slot_wanted" in [e["ev"] for e in channel.events]))
+        return real_rebuild(self, spec, seed)
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", rebuild)
+    monkeypatch.setattr(candidate_mode, "CudaTimer", lambda device, **kw: StandInTimer(reps=4))
+    inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
+    slot = candidate_mode.SlotWait(channel, True)
+    held = candidate_mode.HeldReports(channel)
+    candidate_mode._run_cases({"cases": request_cases}, lambda x, factor: x * factor, inputs,
+                              candidate_mode.LaunchCounter(), "cpu", channel, True, slot, held)
+    slot.hand_back()
+    held.release()
+    seeds = {cases[n]["case_seed"]: n for n in ("perf_one", "perf_one__fresh")}
+    under_slot = [seeds[s] for s, after in built if after and s in seeds]
+    before_slot = [seeds[s] for s, after in built if not after and s in seeds]
+    assert sorted(before_slot) == ["perf_one", "perf_one__fresh"] and not under_slot, built
+    assert [e["ev"] for e in channel.events if e["ev"] in ("timing", "slot_wanted")] == [
+        "slot_wanted", "timing"]
+    got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
+    want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
+    assert torch.equal(got, want)

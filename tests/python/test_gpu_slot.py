@@ -281,3 +281,64 @@ def test_full_case_files_are_written_before_the_slot_is_asked_for_and_hold_the_s
     order = [e["ev"] for e in held.events if e["ev"] in ("slot_wanted", "slot_done", "task_done")]
     assert order == ["slot_wanted", "slot_done", "task_done"]
     assert files_held == files_plain  # pristine inputs, results and shadows, bit for bit
+
+
+def _inputs_asked(monkeypatch, events, fail_first=False):
+    """Records each case whose inputs are read (these requests carry no checksums, so inputs come
+    from the reference's files) and whether the slot was asked for by then; fail_first: the first
+    read of the full case raises (as an out-of-memory would)."""
+    asked, real_read = [], candidate_mode.read_kbt
+
+    def read_kbt(path, device):
+        name = os.path.basename(path)[: -len(".in.kbt")]
+        asked.append((name, "slot_wanted" in [e["ev"] for e in events.events]))
+        if fail_first and name == "perf_one" and [n for n, _ in asked].count(name) == 1:
+            raise RuntimeError("CUDA out of memory (stand-in)")
+        return real_read(path, device)
+
+    monkeypatch.setattr(candidate_mode, "read_kbt", read_kbt)
+    return asked
+
+
+def test_full_size_inputs_are_built_before_the_slot_is_asked_for(tmp_path, monkeypatch):
+    """Session 18: rebuilding inputs was an eighth of the slot's time on the H200; the worker
+    builds them first (within PREFETCH_BYTES), then takes the slot, and the outputs are the
+    bytes a run without the slot writes."""
+    request = _request(tmp_path, True)
+    events = SlotEvents()
+    asked = _inputs_asked(monkeypatch, events)
+    candidate_mode.run(request, events)
+    assert ("perf_one", False) in asked and ("perf_one", True) not in asked, asked
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    candidate_mode.run(dict(request, gpu_slot=False, cases=[
+        dict(c, out_prefix=str(plain / c["name"])) for c in request["cases"]]), Events())
+    assert (plain / "perf_one.cand.kbt").read_bytes() == (
+        tmp_path / "job" / "perf_one.cand.kbt").read_bytes()
+
+
+def test_inputs_past_the_cap_or_after_a_failed_prefetch_are_built_under_the_slot(tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.setattr(candidate_mode, "PREFETCH_BYTES", 0)
+    events = SlotEvents()
+    asked = _inputs_asked(monkeypatch, events)
+    candidate_mode.run(_request(tmp_path, True), events)
+    assert ("perf_one", True) in asked, asked  # built again once the slot was granted
+    monkeypatch.undo()
+    events = SlotEvents()
+    asked = _inputs_asked(monkeypatch, events, fail_first=True)
+    candidate_mode.run(_request(tmp_path / "again", True), events)
+    assert ("perf_one", False) in asked and ("perf_one", True) in asked, asked
+    assert [e["case"] for e in events.events if e["ev"] == "case"].count("perf_one") == 1
+    assert not [e for e in events.events if e["ev"] == "error"], events.events
+
+
+def test_the_cases_wanted_under_the_slot_are_the_full_ones_each_timed_one_with_its_twin():
+    cases = [{"name": "e", "tier": "edge"}, {"name": "f1", "tier": "full"},
+             {"name": "f2", "tier": "full"}, {"name": "f1__fresh", "tier": "fresh",
+                                              "fresh_of": "f1"}]
+    twins = {"f1": cases[3]}
+    assert [c["name"] for c in candidate_mode._slot_cases(cases, twins)] == [
+        "f1", "f1__fresh", "f2"]
+    assert [c["name"] for c in candidate_mode._slot_cases(cases, {})] == [
+        "f1", "f2", "f1__fresh"]
