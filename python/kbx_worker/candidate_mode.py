@@ -222,6 +222,8 @@ class CaseInputs:
         inputs is the task's own generator (or a read of the reference's file), GPU work as a
         small case's is; out of memory, nothing is kept and the inputs are built when asked."""
         total = 0
+        if not _gpu_has_room(self.device, PREFETCH_FREE_FACTOR * max_bytes):
+            return total
         try:
             for case in cases:
                 if case["name"] in self.ready:
@@ -378,8 +380,21 @@ def _snapshot(result, tensors):
 
 
 # The most bytes of full-size inputs a worker builds before it takes the GPU's timing slot (the
-# jobs waiting for the slot hold them in GPU memory meanwhile: at most this much each).
+# jobs waiting for the slot hold them in GPU memory meanwhile: at most this much each), and only
+# while the GPU has PREFETCH_FREE_FACTOR times that free: memory the other jobs' full-size cases
+# need is never taken (an honest kernel's out-of-memory would be a false verdict).
 PREFETCH_BYTES = 2 << 30
+PREFETCH_FREE_FACTOR = 8
+
+
+def _gpu_has_room(device, free_bytes):
+    """Whether `device` (a CUDA one; any other always has room) has free_bytes free now."""
+    if torch.device(device).type != "cuda":
+        return True
+    try:
+        return torch.cuda.mem_get_info(torch.device(device))[0] >= free_bytes
+    except Exception:  # noqa: BLE001 - unknown: no room
+        return False
 
 
 def _slot_cases(cases, twins):

@@ -342,3 +342,16 @@ def test_the_cases_wanted_under_the_slot_are_the_full_ones_each_timed_one_with_i
         "f1", "f1__fresh", "f2"]
     assert [c["name"] for c in candidate_mode._slot_cases(cases, {})] == [
         "f1", "f2", "f1__fresh"]
+
+
+def test_nothing_is_prefetched_on_a_gpu_short_of_free_memory(monkeypatch):
+    inputs = candidate_mode.CaseInputs({}, "cuda")
+    monkeypatch.setattr(candidate_mode.torch.cuda, "mem_get_info",
+                        lambda device=None: (8 * candidate_mode.PREFETCH_BYTES - 1, 1 << 40))
+    monkeypatch.setattr(candidate_mode.CaseInputs, "get",
+                        lambda self, case: pytest.fail("built without room"))
+    assert inputs.prefetch([{"name": "perf_one"}], candidate_mode.PREFETCH_BYTES) == 0
+    assert candidate_mode._gpu_has_room("cpu", 1 << 60)
+    monkeypatch.setattr(candidate_mode.torch.cuda, "mem_get_info",
+                        lambda device=None: (8 * candidate_mode.PREFETCH_BYTES, 1 << 40))
+    assert candidate_mode._gpu_has_room("cuda", 8 * candidate_mode.PREFETCH_BYTES)
