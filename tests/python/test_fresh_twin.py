@@ -47,21 +47,22 @@ def test_reference_adds_one_fresh_twin_of_a_full_case(tmp_path):
     assert (out / "perf_one__fresh.ref.kbt").exists() and (out / "perf_one__fresh.shadow.kbt").exists()
 
 
+def _request_case(cases, out, job, name):
+    """A candidate request's case from the reference's event of it: inputs, checksums, seed."""
+    ev = cases[name]
+    c = {"name": name, "tier": ev["tier"], "inputs": str(out / f"{name}.in.kbt"),
+         "call": ev["call"], "out_prefix": str(job / name), "digest": ev["digest"],
+         "case_seed": ev["case_seed"]}
+    if "fresh_of" in ev:
+        c["fresh_of"] = ev["fresh_of"]
+    return c
+
+
 def _time_twin(tmp_path, entry, extra_tensor=False, text=REFERENCE, key="out", suffix=".cand.kbt"):
     task, out, cases = _reference(tmp_path, text)
     job = tmp_path / "job"
     job.mkdir()
-
-    def request_case(name):
-        ev = cases[name]
-        c = {"name": name, "tier": ev["tier"], "inputs": str(out / f"{name}.in.kbt"),
-             "call": ev["call"], "out_prefix": str(job / name), "digest": ev["digest"],
-             "case_seed": ev["case_seed"]}
-        if "fresh_of" in ev:
-            c["fresh_of"] = ev["fresh_of"]
-        return c
-
-    base, twin = request_case("perf_one"), request_case("perf_one__fresh")
+    base, twin = (_request_case(cases, out, job, n) for n in ("perf_one", "perf_one__fresh"))
     inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
     tensors, _ = inputs.get(base)
     args, kwargs = candidate_mode.decode_call(base["call"], tensors)
@@ -154,15 +155,8 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
     task, out, cases = _reference(tmp_path)
     job = tmp_path / "job"
     job.mkdir()
-    request_cases = []
-    for name in ("small_one", "perf_one", "perf_one__fresh"):
-        ev = cases[name]
-        c = {"name": name, "tier": ev["tier"], "inputs": str(out / f"{name}.in.kbt"),
-             "call": ev["call"], "out_prefix": str(job / name), "digest": ev["digest"],
-             "case_seed": ev["case_seed"]}
-        if "fresh_of" in ev:
-            c["fresh_of"] = ev["fresh_of"]
-        request_cases.append(c)
+    request_cases = [_request_case(cases, out, job, n)
+                     for n in ("small_one", "perf_one", "perf_one__fresh")]
     channel = _SlotChannel()
     built, real_rebuild = [], candidate_mode.CaseInputs._rebuild
 
