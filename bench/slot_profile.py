@@ -173,17 +173,13 @@ def candidate_holds(trace_path, lines):
     its first and last timed loop (session 18 on: the timeline's quiet_wanted, else its first
     timing event less its seconds). Timelines count from the spawn, the trace from the job's
     start, a few milliseconds earlier: `before` is that much too long."""
-    start, granted, released = {}, {}, {}
-    with open(trace_path) as f:
-        for line in f:
-            parts = line.split(maxsplit=3)
-            if len(parts) < 4:
-                continue
-            t, what, who = float(parts[0]), parts[1], parts[3].strip()
-            if what == "job_start" and parts[2] == "pipeline":
-                start[who] = t
-            elif what in ("acquire", "release") and who.startswith("candidate "):
-                (granted if what == "acquire" else released)[who[len("candidate "):]] = t
+    start = {who: t for t, what, who in read_pipeline(trace_path) if what == "job_start"}
+    granted, released = {}, {}
+    for spans_of_lock in read_trace(trace_path).values():
+        for acquired, freed, holder in spans_of_lock:
+            if holder.startswith("candidate "):
+                granted[holder[len("candidate "):]] = acquired
+                released[holder[len("candidate "):]] = freed
     out = {}
     for line in lines:
         m = TIMELINE.match(line)
@@ -193,7 +189,7 @@ def candidate_holds(trace_path, lines):
         events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
         timings = [(float(t), float(sec))
                    for t, sec in re.findall(r"\| ([\d.]+) timing \S+ seconds=([\d.]+)", text)]
-        if not timings or task not in released:
+        if not timings:
             continue
         asked = [t for t, name in events if name == "quiet_wanted"]
         first = min(asked[:1] + [timings[0][0] - timings[0][1]])

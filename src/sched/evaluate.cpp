@@ -175,7 +175,8 @@ struct WorkerReport {
   int inputs_rebuilt = 0;  ///< cases whose inputs the worker rebuilt instead of reading
   std::int64_t triton_launches = 0;
   std::optional<StaticEvent> static_facts;
-  std::string protocol_problem;  ///< the first event that broke the protocol, if any
+  std::string protocol_problem;  ///< the broken event stream, else the first event that broke
+                                 ///< the protocol, if any
   std::map<std::string, ErrorEvent> case_errors;  ///< a call that raised, by case (phase "run")
   std::optional<ErrorEvent> job_error;   ///< the first error that is no case's (import, timing)
   std::optional<ErrorEvent> last_error;  ///< the last error: what stopped the worker
@@ -184,7 +185,9 @@ struct WorkerReport {
 WorkerReport collect(const sandbox::Outcome& o) {
   WorkerReport w;
   CandidateEvents ev = parse_candidate_events(o.events);
-  w.protocol_problem = std::move(ev.problem);
+  // The stream itself broken (kbx ended the worker there, sandbox::run) before an event that
+  // broke the contract: no event or error the worker sent decides the status then.
+  w.protocol_problem = o.protocol_error.empty() ? std::move(ev.problem) : o.protocol_error;
   w.static_facts = std::move(ev.static_facts);
   for (const auto& err : ev.errors) {
     if (err.phase == "run" && err.case_name) {
@@ -519,11 +522,6 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);
-  // A broken protocol first: kbx ended the worker there (sandbox::run), and no event or error
-  // the worker sent before it decides the status.
-  if (auto fail = verdict::protocol_failure(o.protocol_error)) {
-    return finish(fail->status, fail->detail);
-  }
   if (auto fail = verdict::protocol_failure(w.protocol_problem)) {
     return finish(fail->status, fail->detail);
   }
