@@ -136,6 +136,25 @@ def print_pipeline(path):
     starved, idle_with_ready, lanes = lane_idleness(steps)
     print(f"  fewer jobs than the lanes ({lanes}, the most seen at once): {starved:.1f} s with no "
           f"task ready (the references behind), {idle_with_ready:.1f} s with one ready")
+    hushes = hush_costs(steps)
+    if hushes:  # kbx from session 19 on: what each quiet host's freezing cost its holder
+        slow = sum(1 for h in hushes if h["freeze"] + h["wait"] > 0.01)
+        print(f"  quiet hosts: {len(hushes)}, freezing {sum(h['freeze'] for h in hushes):.1f} s, "
+              f"then waiting for the cgroups to stop {sum(h['wait'] for h in hushes):.1f} s "
+              f"({slow} over 10 ms; {sum(1 for h in hushes if h['running'])} ended with a cgroup "
+              f"still running; members frozen per hush: mean "
+              f"{statistics.mean(h['frozen'] for h in hushes):.1f})")
+
+
+def hush_costs(steps):
+    """[{freeze, wait, frozen, running}] of the trace's hush lines
+    ("freeze=<s>,wait=<s>,frozen=<n>,running=<n>")."""
+    out = []
+    for _, what, who in steps:
+        if what == "hush":
+            fields = dict(kv.split("=", 1) for kv in who.split(","))
+            out.append({k: float(v) for k, v in fields.items()})
+    return out
 
 
 def lane_idleness(steps):

@@ -192,6 +192,7 @@ class CaseInputs:
         self.tf32 = bool(request.get("tf32", False))
         self.generators = {}
         self.ready = {}  # case name -> prefetched (tensors, how), taken once by get()
+        self.ready_decoys = {}  # twin name -> its prefetched decoys, taken once by decoys()
         if request.get("task_dir"):
             try:  # before the candidate is imported, from the task's files
                 ref = Reference(request["task_dir"], request["entry"], label="inputs")
@@ -214,13 +215,15 @@ class CaseInputs:
                 pass
         return read_kbt(case["inputs"], self.device), "file"
 
-    def prefetch(self, cases, max_bytes):
+    def prefetch(self, cases, max_bytes, decoys_of=()):
         """Builds the inputs of `cases` ahead, in order, while they take at most max_bytes in
         all: the full-size cases' inputs before the worker takes the GPU's timing slot, so that
         the slot's time goes to the calls (session 18 on the H200: 23 s of the 186 s the slot
         was held in a run of the 184 references went to rebuilding inputs under it). Building
         inputs is the task's own generator (or a read of the reference's file), GPU work as a
-        small case's is; out of memory, nothing is kept and the inputs are built when asked."""
+        small case's is; out of memory, nothing is kept and the inputs are built when asked.
+        decoys_of: twins whose decoys are built too, after every case's inputs (session 18:
+        outside their batches, the timed cases held the slot 48 s, building decoys part of it)."""
         total = 0
         if not _gpu_has_room(self.device, PREFETCH_FREE_FACTOR * max_bytes):
             return total
@@ -231,14 +234,44 @@ class CaseInputs:
                 built = self.get(case)
                 size = tensorio.named_bytes(built[0])
                 if total + size > max_bytes:
-                    break
+                    return total
                 self.ready[case["name"]] = built
+                total += size
+            # then the decoys of the twins in decoys_of (as many bytes again; built under the
+            # slot until session 19), in the order the timed loops want them
+            for twin in decoys_of:
+                if twin["name"] in self.ready_decoys:
+                    continue
+                decoys = self.decoys(twin, DECOYS)
+                size = sum(tensorio.named_bytes(d) for d in decoys)
+                if len(decoys) < DECOYS or total + size > max_bytes:
+                    return total  # short of some (memory?): all built again under the slot
+                self.ready_decoys[twin["name"]] = decoys
                 total += size
         except Exception:  # noqa: BLE001 - memory above all; get() raises it again if it recurs
             self.ready.clear()
+            self.ready_decoys.clear()
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
         return total
+
+    def decoys(self, twin, count):
+        """More values of a twin's shapes from the task's generator (seeds derived from the
+        twin's run-time seed), timed but not judged: a cache keyed on input values needs an entry
+        for each. Fewer (none) when the generator cannot rebuild them; prefetched ones once."""
+        ready = self.ready_decoys.pop(twin["name"], None)
+        if ready is not None:
+            return ready
+        spec = self.generators.get(twin.get("fresh_of", ""))
+        if spec is None or "case_seed" not in twin:
+            return []
+        out = []
+        for k in range(count):
+            try:
+                out.append(self._rebuild(spec, (twin["case_seed"] * 0x9E3779B1 + k + 1) % (1 << 63)))
+            except Exception:  # the generator failed on another seed: fewer decoys
+                break
+        return out
 
     def _rebuild(self, spec, seed):
         saved = set_tf32(self.tf32)
@@ -409,6 +442,13 @@ def _slot_cases(cases, twins):
     return out
 
 
+def _twins_with_decoys(cases, twins):
+    """The twins whose values are written into their timed case's own call (same call but for
+    the tensors), with decoys beside them, in the order they are timed."""
+    return [twins[c["name"]] for c in cases
+            if c["name"] in twins and twins[c["name"]].get("call") == c.get("call")]
+
+
 class SlotWait:
     """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
     edge and small cases run beside other jobs, the full-size ones and the timed loops alone.
@@ -428,22 +468,6 @@ class SlotWait:
                 torch.cuda.synchronize()
             self.channel.send("slot_done")
             self.held = False
-
-
-def _decoys(inputs, twin, count):
-    """More values of the case's shapes from the task's generator (seeds derived from the twin's
-    run-time seed), timed but not judged: a cache keyed on input values needs an entry for each.
-    None when the generator cannot rebuild them."""
-    spec = inputs.generators.get(twin.get("fresh_of", ""))
-    if spec is None or "case_seed" not in twin:
-        return []
-    out = []
-    for k in range(count):
-        try:
-            out.append(inputs._rebuild(spec, (twin["case_seed"] * 0x9E3779B1 + k + 1) % (1 << 63)))
-        except Exception:  # the generator failed on another seed: fewer decoys
-            break
-    return out
 
 
 def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter, device, channel,
@@ -470,7 +494,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         if _fits(tensors, original) and _fits(tensors, fresh):
             try:  # tensors that cannot take the values in place (expanded views): judge it apart
                 _load(tensors, original)
-                variants = [original, fresh] + [d for d in _decoys(inputs, twin, DECOYS)
+                variants = [original, fresh] + [d for d in inputs.decoys(twin, DECOYS)
                                                 if _fits(tensors, d)]
             except (RuntimeError, KeyError):
                 variants = None
@@ -595,7 +619,8 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         full_size = case["tier"] in ("full", "fresh")
         if full_size:
             if slot.wanted and not slot.held:
-                inputs.prefetch(_slot_cases(request["cases"], twins), PREFETCH_BYTES)
+                inputs.prefetch(_slot_cases(request["cases"], twins), PREFETCH_BYTES,
+                                _twins_with_decoys(request["cases"], twins))
             slot.take()
         t_read = time.perf_counter()
         tensors, inputs_from = inputs.get(case)

@@ -71,7 +71,7 @@ void QuietRoom::set_holding(int id, bool holding) {
 }
 
 bool QuietRoom::hush(int id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it == members_.end() || !it->second.holding || (owner_ >= 0 && owner_ != id)) return false;
   if (owner_ == id) return true;
@@ -79,17 +79,29 @@ bool QuietRoom::hush(int id) {
   hushed_ = true;
   const double now = monotonic_seconds();
   hushed_at_ = now;
+  HushCost cost;
   for (auto& [other, m] : members_) {
-    if (other != id && !m.holding) freeze(m, now);
+    if (other != id && !m.holding && !m.frozen) {
+      freeze(m, now);
+      cost.frozen += m.frozen ? 1 : 0;
+    }
   }
+  const double frozen_at = monotonic_seconds();
+  cost.freeze_seconds = frozen_at - now;
   // Wait (briefly) until the cgroups say their tasks are stopped.
   const double until = now + kFreezeWaitSeconds;
   for (auto& [other, m] : members_) {
-    while (m.frozen && !m.cgroup.empty() && !cgroup_frozen(m.cgroup) &&
-           monotonic_seconds() < until) {
+    if (!m.frozen || m.cgroup.empty()) continue;
+    bool stopped = cgroup_frozen(m.cgroup);
+    while (!stopped && monotonic_seconds() < until) {
       std::this_thread::sleep_for(std::chrono::microseconds(500));
+      stopped = cgroup_frozen(m.cgroup);
     }
+    cost.not_stopped += stopped ? 0 : 1;
   }
+  cost.wait_seconds = monotonic_seconds() - frozen_at;
+  lock.unlock();
+  if (observer_ && cost.frozen > 0) observer_(cost);
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -15,6 +16,15 @@ namespace kbx::sandbox {
 /// holder's host gaps. Only a slot holder may hush the room, one at a time, for at most
 /// kMaxQuietSeconds; other slot holders (one per GPU) are never frozen; the time a job spends
 /// frozen does not count against its time limit.
+/// What one hush cost the holder: how long freezing the other members took, how long it then
+/// waited for their cgroups to report frozen, and how many had not by the wait's end.
+struct HushCost {
+  double freeze_seconds = 0;
+  double wait_seconds = 0;
+  int frozen = 0;       ///< members frozen by this hush
+  int not_stopped = 0;  ///< of them, cgroups still running work when the wait ended
+};
+
 class QuietRoom {
  public:
   /// Longest a hush lasts: past it the room thaws even if the holder did not say so (a hostile
@@ -38,6 +48,8 @@ class QuietRoom {
   /// Freezes every member but the holders; false when the room is already hushed by another
   /// member or id does not hold a slot.
   bool hush(int id);
+  /// Called after each hush that froze members (outside the room's lock), e.g. to trace it.
+  void on_hush(std::function<void(const HushCost&)> observer) { observer_ = std::move(observer); }
   /// Thaws the room when id hushed it.
   void unhush(int id);
   /// Thaws the room when its hush has lasted max_quiet_seconds (called from the holder's loop).
@@ -64,6 +76,7 @@ class QuietRoom {
   void end_hush();  ///< no owner; every member thawed
 
   double max_quiet_seconds_;
+  std::function<void(const HushCost&)> observer_;
   mutable std::mutex mu_;
   mutable std::condition_variable calm_;  ///< notified when a hush ends
   std::atomic<bool> hushed_{false};       ///< owner_ >= 0, read without the lock

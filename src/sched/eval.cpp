@@ -264,6 +264,13 @@ int run_eval(const EvalOptions& options) {
   // On the GPU, a slot holder's timed loops (by default all; or only host-bound calls) run with
   // every other job frozen: since session 12 most of a job's full-size work runs beside them.
   sandbox::QuietRoom quiet_room;
+  if (!slot_trace_path().empty()) {
+    quiet_room.on_hush([](const sandbox::HushCost& c) {
+      trace_pipeline("hush", fmt::format("freeze={:.4f},wait={:.4f},frozen={},running={}",
+                                         c.freeze_seconds, c.wait_seconds, c.frozen,
+                                         c.not_stopped));
+    });
+  }
   WorkerEnv env;
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
   std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses

@@ -60,6 +60,28 @@ struct Sleeper {
   }
 };
 
+TEST(QuietRoom, EachHushThatFreezesMembersReportsWhatItCost) {
+  sandbox::QuietRoom room;
+  std::vector<sandbox::HushCost> costs;
+  room.on_hush([&](const sandbox::HushCost& c) { costs.push_back(c); });
+  Sleeper holder, other, third;
+  const int h = room.join(holder.pid, {});
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h));
+  EXPECT_TRUE(costs.empty()) << "nobody to freeze: nothing to report";
+  room.unhush(h);
+  room.join(other.pid, {});
+  room.join(third.pid, {});
+  ASSERT_TRUE(room.hush(h));
+  ASSERT_TRUE(room.hush(h));  // asked again while it holds the hush: nothing frozen anew
+  ASSERT_EQ(costs.size(), 1u);
+  EXPECT_EQ(costs[0].frozen, 2);
+  EXPECT_EQ(costs[0].not_stopped, 0) << "no cgroup to wait for (stopped by SIGSTOP)";
+  EXPECT_GE(costs[0].freeze_seconds, 0);
+  EXPECT_LT(costs[0].wait_seconds, 0.05);
+  room.unhush(h);
+}
+
 TEST(QuietRoom, OnlyASlotHolderHushesAndEveryOtherMemberIsFrozenUntilItEnds) {
   sandbox::QuietRoom room;
   Sleeper holder, other, second_holder;

@@ -150,8 +150,8 @@ class _SlotChannel(Events):
 def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_alike(
         tmp_path, monkeypatch):
     """The worker's whole path of a timed case on the CPU (stand-in timer): the inputs of the
-    case and of its twin are rebuilt before the slot is asked for (session 18), and the twin's
-    judged result is the reference's."""
+    case and of its twin (session 18) and the twin's decoys (session 19) are rebuilt before the
+    slot is asked for, and the twin's judged result is the reference's."""
     task, out, cases = _reference(tmp_path)
     job = tmp_path / "job"
     job.mkdir()
@@ -177,8 +177,58 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
     under_slot = [seeds[s] for s, after in built if after and s in seeds]
     before_slot = [seeds[s] for s, after in built if not after and s in seeds]
     assert sorted(before_slot) == ["perf_one", "perf_one__fresh"] and not under_slot, built
+    decoys = [after for s, after in built if s not in seeds and s != cases["small_one"]["case_seed"]]
+    assert decoys == [False] * candidate_mode.DECOYS, built
     assert [e["ev"] for e in channel.events if e["ev"] in ("timing", "slot_wanted")] == [
         "slot_wanted", "timing"]
     got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
     want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
     assert torch.equal(got, want)
+
+
+def _variants_timed(tmp_path, prefetch):
+    """The values each timed call of the base case saw, with the twin's decoys prefetched or
+    built in the timed loop."""
+    task, out, cases = _reference(tmp_path)
+    job = tmp_path / "job"
+    job.mkdir()
+    base, twin = (_request_case(cases, out, job, n) for n in ("perf_one", "perf_one__fresh"))
+    inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
+    if prefetch:
+        assert inputs.prefetch([base, twin], 1 << 20, [twin]) > 0
+        assert twin["name"] in inputs.ready_decoys
+    tensors, _ = inputs.get(base)
+    args, kwargs = candidate_mode.decode_call(base["call"], tensors)
+    seen = []
+
+    def entry(x, factor):
+        seen.append(x.clone())
+        return x * factor
+
+    assert candidate_mode._time_case(entry, base, twin, args, kwargs, tensors,
+                                     StandInTimer(reps=12), inputs, candidate_mode.LaunchCounter(),
+                                     "cpu", Events(), seed=3)
+    return seen
+
+
+def test_prefetched_decoys_are_the_values_the_timed_loop_would_build(tmp_path):
+    with_prefetch = _variants_timed(tmp_path / "a", True)
+    without = _variants_timed(tmp_path / "b", False)
+    assert len(with_prefetch) == len(without) == 12
+    assert all(torch.equal(a, b) for a, b in zip(with_prefetch, without))
+    distinct = {tuple(v.tolist()) for v in without}
+    assert len(distinct) == 2 + candidate_mode.DECOYS  # its own, the twin's and the decoys
+
+
+def test_decoys_past_the_cap_are_built_in_the_timed_loop(tmp_path):
+    task, out, cases = _reference(tmp_path)
+    job = tmp_path / "job"
+    job.mkdir()
+    base, twin = (_request_case(cases, out, job, n) for n in ("perf_one", "perf_one__fresh"))
+    inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
+    both = inputs.prefetch([base, twin], 1 << 20, [])
+    assert both > 0 and not inputs.ready_decoys  # none asked for
+    inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
+    assert inputs.prefetch([base, twin], both, [twin]) == both  # no room left for them
+    assert set(inputs.ready) == {"perf_one", "perf_one__fresh"} and not inputs.ready_decoys
+    assert len(inputs.decoys(twin, candidate_mode.DECOYS)) == candidate_mode.DECOYS

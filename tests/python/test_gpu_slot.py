@@ -344,6 +344,17 @@ def test_the_cases_wanted_under_the_slot_are_the_full_ones_each_timed_one_with_i
         "f1", "f2", "f1__fresh"]
 
 
+def test_decoys_are_prefetched_only_for_twins_written_into_their_timed_call():
+    call = {"args": [{"tensor": "arg0"}, 3.0]}
+    cases = [{"name": "f1", "tier": "full", "call": call}, {"name": "f2", "tier": "full",
+                                                           "call": call}]
+    twins = {"f1": {"name": "f1__fresh", "fresh_of": "f1", "call": call},
+             "f2": {"name": "f2__fresh", "fresh_of": "f2", "call": dict(call, args=[
+                 {"tensor": "arg0"}, 5.0])}}  # a scalar drawn from the seed: judged apart
+    assert [t["name"] for t in candidate_mode._twins_with_decoys(cases, twins)] == ["f1__fresh"]
+    assert candidate_mode._twins_with_decoys(cases, {}) == []
+
+
 def test_nothing_is_prefetched_on_a_gpu_short_of_free_memory(monkeypatch):
     inputs = candidate_mode.CaseInputs({}, "cuda")
     monkeypatch.setattr(candidate_mode.torch.cuda, "mem_get_info",
