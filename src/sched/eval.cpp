@@ -266,9 +266,9 @@ int run_eval(const EvalOptions& options) {
   sandbox::QuietRoom quiet_room;
   if (!slot_trace_path().empty()) {
     quiet_room.on_hush([](const sandbox::HushCost& c) {
-      trace_pipeline("hush", fmt::format("freeze={:.4f},wait={:.4f},frozen={},running={}",
-                                         c.freeze_seconds, c.wait_seconds, c.frozen,
-                                         c.not_stopped));
+      trace_pipeline("hush",
+                     fmt::format("freeze={:.4f},wait={:.4f},frozen={},running={}", c.freeze_seconds,
+                                 c.wait_seconds, c.frozen, c.not_stopped));
     });
   }
   WorkerEnv env;
