@@ -3,7 +3,8 @@
 Request: {"mode": "calibrate", "device": "cuda" | "cpu"}. Events, one per measurement:
   {"ev": "gpu", "name", "device", "sm_count", "total_memory", "count", "environment": {...}}
   {"ev": "peak", "name": "copy_bw" | "fp32" | "tf32" | "bf16" | "fp16" | "int8",
-   "value", "unit": "B/s" | "FLOP/s", "samples", "median_ms", "size", "source"}
+   "value", "unit": "B/s" | "FLOP/s", "samples", "median_ms", "fast_ms", "size", "source"}
+  (value: the rate at fast_ms, the fast end of the samples: see peak_ms)
   (source: on dense rates "torch" or "triton", whichever GEMM was faster; on copy_bw on cuda
   "copy", "add" or "sum", whichever access pattern moved the most bytes per second)
   {"ev": "skipped", "name", "reason"}
@@ -13,7 +14,8 @@ Request: {"mode": "calibrate", "device": "cuda" | "cpu"}. Events, one per measur
 On cuda: memory bandwidth as the best of a copy, an add and a sum over 1 GiB (bytes counted:
 read plus written; the event's source names the pattern) and 8192^3 matmuls
 (torch's, and for bf16, fp16 and int8 also a plain Triton GEMM; the faster counts), timed with
-CUDA events (CudaTimer: warm-up, then repetitions until the median is stable).
+CUDA events (CudaTimer: warm-up, then repetitions until the median is stable); each rate is taken
+at the fast end of its samples (peak_ms).
 On cpu: a 64 MiB copy and a 512^3 fp32 matmul timed with time.perf_counter, so that the whole
 command can be exercised without a GPU; the other dtypes are reported as skipped.
 """
@@ -35,6 +37,12 @@ CUDA_MATMUL_N = 8192
 CPU_COPY_BYTES = 64 * MIB
 CPU_MATMUL_N = 512
 CPU_REPS = 10
+# A peak is what the GPU can do, not what it does on average: under a long run of 8192^3 GEMMs
+# the H200's clocks dip (session 19: the bf16 GEMM's median was 708 TFLOP/s, 30 samples where 10
+# usually do, while the matmul expert ran at 755), and a peak set low makes an honest kernel look
+# faster than the roofline allows (impossible_speed past kFloorMargin). So a rate is taken at
+# the PEAK_QUANTILE of its samples' times, counted from the fastest.
+PEAK_QUANTILE = 0.1
 MATMUL_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
                  "fp16": torch.float16}
 
@@ -109,10 +117,18 @@ def _cpu_name():
     return platform.processor() or platform.machine() or "cpu"
 
 
+def peak_ms(samples_ms):
+    """The time a peak rate is taken at: the PEAK_QUANTILE of the samples, from the fastest (the
+    fastest of up to ten)."""
+    ordered = sorted(samples_ms)
+    return ordered[int(PEAK_QUANTILE * (len(ordered) - 1))]
+
+
 def _send_peak(channel, name, amount, unit, samples_ms, size):
-    median_ms = statistics.median(samples_ms)
-    channel.send("peak", name=name, value=amount / (median_ms * 1e-3), unit=unit,
-                 samples=len(samples_ms), median_ms=median_ms, size=size)
+    fast_ms = peak_ms(samples_ms)
+    channel.send("peak", name=name, value=amount / (fast_ms * 1e-3), unit=unit,
+                 samples=len(samples_ms), median_ms=statistics.median(samples_ms),
+                 fast_ms=fast_ms, size=size)
 
 
 # --- cuda ----------------------------------------------------------------------------------------
@@ -132,12 +148,13 @@ def _cuda_copy(channel, timer, device):
     best = None
     for source, nbytes, fn in patterns:
         samples = timer.run(fn)
-        rate = nbytes / (statistics.median(samples) * 1e-3)
+        rate = nbytes / (peak_ms(samples) * 1e-3)
         if best is None or rate > best[0]:
             best = (rate, source, samples)
     rate, source, samples = best
     channel.send("peak", name="copy_bw", value=rate, unit="B/s", samples=len(samples),
-                 median_ms=statistics.median(samples), size=CUDA_COPY_BYTES, source=source)
+                 median_ms=statistics.median(samples), fast_ms=peak_ms(samples),
+                 size=CUDA_COPY_BYTES, source=source)
     del a, b, out, total
     torch.cuda.empty_cache()
 
@@ -173,7 +190,8 @@ TRITON_CONFIGS = {"half": [(128, 256, 64, 8, 3), (128, 128, 64, 4, 4)],
 
 
 def _triton_rate(timer, a, b, out, name):
-    """The best FLOP/s of the Triton GEMM over its configs, with its median time, or None."""
+    """The best FLOP/s of the Triton GEMM over its configs: (its peak_ms, its samples), or
+    None."""
     gemm = _triton_gemm()
     if gemm is None:
         return None
@@ -186,9 +204,9 @@ def _triton_rate(timer, a, b, out, name):
             samples = timer.run(lambda: gemm(a, b, out, config))
         except Exception:  # a config this GPU cannot run (shared memory): try the next
             continue
-        median_ms = statistics.median(samples)
-        if best is None or median_ms < best[0]:
-            best = (median_ms, samples)
+        fast_ms = peak_ms(samples)
+        if best is None or fast_ms < best[0]:
+            best = (fast_ms, samples)
     return best
 
 
@@ -196,11 +214,12 @@ def _send_best(channel, name, n, library_samples, triton_best):
     """The better of the library's and the Triton GEMM's rates, saying which it was."""
     flops = 2.0 * n ** 3
     samples, source = library_samples, "torch"
-    if triton_best and (not samples or triton_best[0] < statistics.median(samples)):
+    if triton_best and (not samples or triton_best[0] < peak_ms(samples)):
         samples, source = triton_best[1], "triton"
-    median_ms = statistics.median(samples)
-    channel.send("peak", name=name, value=flops / (median_ms * 1e-3), unit="FLOP/s",
-                 samples=len(samples), median_ms=median_ms, size=n, source=source)
+    fast_ms = peak_ms(samples)
+    channel.send("peak", name=name, value=flops / (fast_ms * 1e-3), unit="FLOP/s",
+                 samples=len(samples), median_ms=statistics.median(samples), fast_ms=fast_ms,
+                 size=n, source=source)
 
 
 def _cuda_int8(channel, timer, device):

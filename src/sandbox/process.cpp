@@ -618,7 +618,10 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   }
   kill_worker(pid, init_process, true);
   release_slot(s, slot_state);  // only now: no process of the job is left
-  if (s.quiet) s.quiet->leave(slot_state.member);
+  if (s.quiet) {
+    out.frozen_seconds = s.quiet->frozen_seconds(slot_state.member);
+    s.quiet->leave(slot_state.member);
+  }
   if (!events_refused) {
     ev_buffer += '\n';
     parse_events(ev_buffer, out, monotonic_seconds() - t0, on_event, s.limits.max_events);

@@ -107,6 +107,8 @@ struct Outcome {
   /// (Spawn::slot_handback_once); -1: never.
   int slot_released_after = -1;
   double slot_wait_seconds = 0;  ///< from "slot_wanted" to the grant
+  /// How long it was frozen while other jobs' timed loops ran on a quiet host (Spawn::quiet).
+  double frozen_seconds = 0;
 
   /// "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s", ...
   std::string describe() const;

@@ -469,6 +469,12 @@ Status status_of(timing::Fault fault) {
 
 }  // namespace
 
+double harness_overhead_seconds(double wall_seconds, double own_seconds,
+                                const sandbox::Outcome& outcome) {
+  return std::max(0.0,
+                  wall_seconds - own_seconds - outcome.slot_wait_seconds - outcome.frozen_seconds);
+}
+
 store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite::Task& task,
                        const store::Candidate& cand, const ReferenceCases& ref,
                        const fs::path& job_dir) {
@@ -623,7 +629,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (auto sp = timing::same_clock_speedup(cr)) speedups.push_back(*sp);
     r.cases.push_back(std::move(cr));
   }
-  r.overhead_s = std::max(0.0, (monotonic_seconds() - t0) - w.own_seconds);
+  r.overhead_s = harness_overhead_seconds(monotonic_seconds() - t0, w.own_seconds, o);
   if (std::getenv("KBX_DEBUG_TIMING")) {
     std::fprintf(stderr,
                  "kbx: %s: worker %.2f s (candidate's own %.2f s, inputs and outputs %.2f s, "

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "sandbox/process.h"
 #include "sched/reference.h"
 #include "store/store.h"
 #include "suite/task.h"
@@ -19,6 +20,12 @@ struct JobSettings {
   /// (timing/guards.h); empty: no calibration, no floor (cases flagged no_floor).
   std::map<std::string, double> peaks;
 };
+
+/// A job's harness overhead: its wall time less the candidate's own (import, calls, timed
+/// work), the wait for the GPU's slot and the time it was frozen while another job timed its
+/// calls (both the queue of a run with several jobs, not this job's cost); never below 0.
+double harness_overhead_seconds(double wall_seconds, double own_seconds,
+                                const sandbox::Outcome& outcome);
 
 /// Evaluates one candidate on its task: runs it in a fresh sandboxed worker over the
 /// reference's cases, judges every case in this process, times the full ones. Always returns

@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "sandbox/process.h"
 #include "sched/eval.h"
+#include "sched/evaluate.h"
 #include "sched/worker.h"
 #include "verdict/job_status.h"
 
@@ -551,6 +552,22 @@ TEST(ResolveGpus, AWorkerRunsOnItsLanesGpuAndTakesThatGpusSlot) {
   EXPECT_EQ(sched::GpuSlot(sched::worker_gpu(env)).lock_path().filename(), "gpu-1.lock");
   env.device = "cpu";  // the CPU check never sees a GPU
   EXPECT_EQ(sched::worker_environment(env, "/tmp").at("CUDA_VISIBLE_DEVICES"), "");
+}
+
+}  // namespace
+}  // namespace kbx
+
+namespace kbx {
+namespace {
+
+TEST(HarnessOverhead, WaitsForTheSlotAndFrozenTimeAreTheRunsQueueNotTheJobsCost) {
+  sandbox::Outcome o;
+  EXPECT_DOUBLE_EQ(sched::harness_overhead_seconds(3.0, 1.0, o), 2.0);
+  o.slot_wait_seconds = 1.0;
+  o.frozen_seconds = 0.5;
+  EXPECT_DOUBLE_EQ(sched::harness_overhead_seconds(3.0, 1.0, o), 0.5);
+  o.frozen_seconds = 5.0;
+  EXPECT_DOUBLE_EQ(sched::harness_overhead_seconds(3.0, 1.0, o), 0.0) << "never below 0";
 }
 
 }  // namespace

@@ -306,6 +306,9 @@ TEST_F(QuietJobsTest, TheHoldersQuietFreezesAnotherJobWhoseLimitIsNotChargedForI
   EXPECT_GE(longest_gap(ticks), 1.2) << "the other job went on while the holder was quiet";
   EXPECT_EQ(ticked.end, sandbox::Outcome::End::Exited) << ticked.describe();
   EXPECT_EQ(room.hushed_by(), -1);
+  EXPECT_GE(ticked.frozen_seconds, 1.2) << "its outcome says how long it was frozen";
+  EXPECT_LT(ticked.frozen_seconds, 2.0);
+  EXPECT_EQ(held.frozen_seconds, 0) << "the holder is never frozen";
 }
 
 TEST_F(QuietJobsTest, AHolderThatEndsWithoutQuietDoneThawsTheOthers) {

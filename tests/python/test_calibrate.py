@@ -166,10 +166,39 @@ def test_gpu_measurements_report_peaks_with_units(monkeypatch):
     for name in ("fp32", "tf32", "bf16", "fp16"):
         rate = pytest.approx(2 * 64 ** 3 / 2e-3)
         assert by_name[name] == dict(ev="peak", name=name, value=rate, unit="FLOP/s", samples=3,
-                                     median_ms=2.0, size=64, source="torch")
+                                     median_ms=2.0, fast_ms=2.0, size=64, source="torch")
     assert by_name["int8"]["ev"] in ("peak", "skipped")  # torch._int_mm may not run on a CPU
     if by_name["int8"]["ev"] == "skipped":
         assert by_name["int8"]["reason"]
+
+
+class DippingTimer:
+    """Ten samples: the GPU at its peak for two, its clocks dipped 10% for the other eight."""
+
+    def run(self, fn):
+        fn()
+        return [1.0, 1.0] + [1.1] * 8
+
+
+def test_a_peak_is_taken_at_the_fast_end_of_its_samples_not_their_median(monkeypatch):
+    """Session 19 on the H200: the bf16 GEMM's median under a long run set the peak below what
+    the matmul expert reached (106.7% of its roofline), an honest kernel near impossible_speed."""
+    from kbx_worker import calibrate_mode as cm
+    monkeypatch.setattr(cm, "CUDA_MATMUL_N", 64)
+    monkeypatch.setattr(cm, "CUDA_COPY_BYTES", 1 << 20)
+    monkeypatch.setattr(cm.torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(cm, "_triton_gemm", lambda: None)
+    saved = cm.torch.backends.cuda.matmul.allow_tf32
+    channel = Events()
+    cm._cuda_matmul(channel, DippingTimer(), "cpu", "fp32")
+    cm._cuda_copy(channel, DippingTimer(), "cpu")
+    cm.torch.backends.cuda.matmul.allow_tf32 = saved
+    gemm, copy = channel.events
+    assert gemm["value"] == pytest.approx(2 * 64 ** 3 / 1e-3)
+    assert gemm["median_ms"] == pytest.approx(1.1) and gemm["fast_ms"] == 1.0
+    assert copy["value"] == pytest.approx(3 * (1 << 20) / 1e-3)  # the add, at 1 ms
+    assert cm.peak_ms([5.0, 1.0, 3.0]) == 1.0
+    assert cm.peak_ms([float(k) for k in range(30, 0, -1)]) == 3.0  # 30 samples: the third
 
 
 class PerPatternTimer:
