@@ -406,7 +406,8 @@ void check_paths(const std::vector<fs::path>& inputs, const fs::path& output, bo
                               it->second.string(), p.string()));
     }
   }
-  const fs::path out = fs::weakly_canonical(output);
+  // absolute first: a bare file name ("all.db") has no folder of its own to check
+  const fs::path out = fs::weakly_canonical(fs::absolute(output));
   if (seen.count(out)) {
     throw Error(output.string() + " is one of the inputs; write the merge to a new file (-o)");
   }
@@ -434,7 +435,8 @@ MergeSummary merge_databases(const std::vector<fs::path>& paths, const fs::path&
   summary.inputs = static_cast<int>(inputs.size());
   const auto run_ids = number_runs(inputs, &summary.shared_runs);
 
-  const fs::path out = fs::weakly_canonical(output);
+  // absolute first: a bare file name ("all.db") has no folder of its own to check
+  const fs::path out = fs::weakly_canonical(fs::absolute(output));
   RemoveUnlessKept temp{out.parent_path() /
                         fmt::format(".{}.merging-{}", out.filename().string(), getpid())};
   std::vector<Conflict> conflicts;

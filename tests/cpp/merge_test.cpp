@@ -166,6 +166,21 @@ TEST(Merge, TwoShardsGiveTheResultsOfOneDatabase) {
   EXPECT_FALSE(fs::exists(s.out.string() + "-wal"));
 }
 
+TEST(Merge, AnOutputNamedWithoutItsFolderIsWrittenInTheCurrentOne) {
+  Shards s;
+  const fs::path before = fs::current_path();
+  fs::current_path(s.dir.path());
+  std::string error;
+  try {
+    store::merge_databases({"shard-1.db", "shard-2.db"}, "all-here.db", false);
+  } catch (const Error& e) {
+    error = e.what();  // session 19: "-o all-here.db: folder  does not exist"
+  }
+  fs::current_path(before);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(shown(s.dir.path() / "all-here.db"), shown(s.one));
+}
+
 TEST(Merge, CalibrationsAndBaselinesKeepTheNewest) {
   Shards s;
   store::Calibration cal;
