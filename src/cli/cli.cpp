@@ -211,9 +211,13 @@ void calibrate_progress(const nlohmann::json& ev) {
   if (kind == "gpu") {
     std::fprintf(stderr, "kbx: calibrate: measuring %s\n", ev.value("name", "").c_str());
   } else if (kind == "peak") {
-    const std::string source = ev.value("source", "");
-    std::fprintf(stderr, "kbx: calibrate: %s %s%s\n", ev.value("name", "").c_str(),
-                 peak_text(ev).c_str(), source.empty() ? "" : (" (" + source + " GEMM)").c_str());
+    const std::string name = ev.value("name", ""), source = ev.value("source", "");
+    // a dense rate's source is the GEMM that set it; copy_bw's the access pattern ("add")
+    const std::string from = source.empty()      ? ""
+                             : name == "copy_bw" ? " (" + source + ")"
+                                                 : " (" + source + " GEMM)";
+    std::fprintf(stderr, "kbx: calibrate: %s %s%s\n", name.c_str(), peak_text(ev).c_str(),
+                 from.c_str());
   } else if (kind == "skipped") {
     std::fprintf(stderr, "kbx: calibrate: %s skipped\n", ev.value("name", "").c_str());
   }
