@@ -274,6 +274,9 @@ def run(request, channel, timer=None):
             t_write = time.perf_counter()
             files.flush()
             write_s = time.perf_counter() - t_write
+            # every file of the task is on disk: the supervisor's room gate stops counting what
+            # it guessed the task would write (its eager timing may wait long for the slot)
+            channel.send("files_written", task=job["task"], label=job.get("label", ""))
             with _SlotSpan(channel, request.get("gpu_slot")) as slot:
                 for case, ev in to_time:
                     if case.tier == "full":

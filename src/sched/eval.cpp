@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "common/error.h"
@@ -466,7 +467,8 @@ int run_eval(const EvalOptions& options) {
     }
   }
   // One chunk's references (and compile baselines), its jobs then handed to the lanes.
-  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello) {
+  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
+                        const std::function<void(const std::string&)>& files_written) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
     for (auto& job : ref_jobs) {
       if (!compile_baseline) break;
@@ -506,7 +508,7 @@ int run_eval(const EvalOptions& options) {
       chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
     trace_pipeline("refs_start", chunk_tasks);
     const auto ref_parent = ref_warm.get();  // null: started cold
-    auto refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get());
+    auto refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written);
     trace_pipeline("refs_done", chunk_tasks);
     if (eager_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
@@ -552,7 +554,7 @@ int run_eval(const EvalOptions& options) {
   if (!chunks.empty()) {
     json hello;
     const bool saved_before = environment_saved;
-    feed_chunk(chunks.front(), &hello);
+    feed_chunk(chunks.front(), &hello, {});
     if (!saved_before && environment_saved) {
       // The physical floor's peaks: the calibration the report uses for this run (issue 20).
       if (auto with_env = db.find_run(key); with_env && o.time) {
@@ -587,14 +589,24 @@ int run_eval(const EvalOptions& options) {
         feed.wait_until_live_at_most(o.live_tasks > 0 ? static_cast<std::size_t>(o.live_tasks)
                                                       : live_task_cap(o.device, chunk, jobs.lanes));
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
-        std::uint64_t guess = 0;
+        std::vector<std::uint64_t> task_guess;
         for (const auto& job : chunks[i])
-          guess += footprint.guess(job.task->category, job.task->id());
+          task_guess.push_back(footprint.guess(job.task->category, job.task->id()));
+        const std::uint64_t guess =
+            std::accumulate(task_guess.begin(), task_guess.end(), std::uint64_t{0});
+        // Which of the chunk's tasks have all their files written (set from this lane, read by
+        // the gate from the others): such a task counts its whole guess as written, so that
+        // none of it is still to write while its eager timing waits for the slot (session 19,
+        // H200, cold: the lanes waited 785 s for room that the guesses, not the files, took).
+        auto files_done = std::make_shared<std::vector<std::atomic<bool>>>(chunks[i].size());
+        auto files_written = [&chunk_jobs = chunks[i], files_done](const std::string& task) {
+          for (size_t k = 0; k < chunk_jobs.size(); ++k) {
+            if (chunk_jobs[k].task->id() == task) (*files_done)[k] = true;
+          }
+        };
         // What the chunk's references have written so far (their folders)
-        auto written = [&chunk_jobs = chunks[i]] {
-          std::uint64_t bytes = 0;
-          for (const auto& job : chunk_jobs) bytes += reference_folder_bytes(job);
-          return bytes;
+        auto written = [&chunk_jobs = chunks[i], files_done, task_guess] {
+          return chunk_written_bytes(chunk_jobs, *files_done, task_guess);
         };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
         const auto nothing_live = [&] { return feed.live() == 0; };
@@ -606,7 +618,7 @@ int run_eval(const EvalOptions& options) {
           ~Leave() { gate.leave(ticket); }
         } leave{room, pass.ticket};
         json hello;
-        feed_chunk(chunks[i], &hello);
+        feed_chunk(chunks[i], &hello, files_written);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);

@@ -18,6 +18,17 @@ std::uint64_t reference_folder_bytes(const ReferenceJob& job) {
   const bool inputs_apart = !job.in_dir.empty() && job.in_dir != job.out_dir;
   return folder_bytes(job.out_dir) + (inputs_apart ? folder_bytes(job.in_dir) : 0);
 }
+
+std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
+                                  const std::vector<std::atomic<bool>>& files_done,
+                                  const std::vector<std::uint64_t>& guesses) {
+  std::uint64_t bytes = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const bool done = k < files_done.size() && files_done[k].load();
+    bytes += done && k < guesses.size() ? guesses[k] : reference_folder_bytes(jobs[k]);
+  }
+  return bytes;
+}
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -91,10 +102,10 @@ std::vector<std::string> tiers_for(const std::string& device) {
   return {"edge", "small", "full"};
 }
 
-std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
-                                                     const std::vector<ReferenceJob>& jobs,
-                                                     bool time_eager, json* hello,
-                                                     sandbox::Launcher* launcher) {
+std::map<std::string, ReferenceCases> run_references(
+    const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager, json* hello,
+    sandbox::Launcher* launcher,
+    const std::function<void(const std::string& task)>& files_written) {
   std::map<std::string, ReferenceCases> out;
   json pending = json::array();
   for (const auto& job : jobs) {
@@ -150,6 +161,8 @@ std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
     if (kind == "case") {
       if (debug_timing) print_case_phases(ev);
       out[key].cases.push_back(ev);
+    } else if (kind == "files_written") {
+      if (files_written) files_written(ev.value("task", ""));
     } else if (kind == "task_done") {
       write_file(out[key].dir / "cases.json", json(out[key].cases).dump());
       std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",

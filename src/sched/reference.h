@@ -1,5 +1,7 @@
 #pragma once
+#include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,15 +37,23 @@ struct ReferenceJob {
 /// elsewhere).
 std::uint64_t reference_folder_bytes(const ReferenceJob& job);
 
+/// What a chunk of reference jobs counts as written for the room gate (sched/room.h): a job
+/// whose files are all written (files_done) its whole guess, so that nothing of it is still to
+/// write; any other job its folders' bytes.
+std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
+                                  const std::vector<std::atomic<bool>>& files_done,
+                                  const std::vector<std::uint64_t>& guesses);
+
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
 /// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm
 /// parent of trusted workers only), the worker is forked from it rather than started cold.
-std::map<std::string, ReferenceCases> run_references(const WorkerEnv& env,
-                                                     const std::vector<ReferenceJob>& jobs,
-                                                     bool time_eager,
-                                                     nlohmann::json* hello = nullptr,
-                                                     sandbox::Launcher* launcher = nullptr);
+/// files_written(task), when given, is called as soon as a task's reference files are all
+/// written (before its eager timing, which may wait for the GPU's slot).
+std::map<std::string, ReferenceCases> run_references(
+    const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager,
+    nlohmann::json* hello = nullptr, sandbox::Launcher* launcher = nullptr,
+    const std::function<void(const std::string& task)>& files_written = {});
 
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);

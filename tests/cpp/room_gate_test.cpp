@@ -10,7 +10,9 @@
 #include <string>
 #include <thread>
 
+#include "sched/reference.h"
 #include "sched/room.h"
+#include "suite/task.h"
 
 namespace kbx::sched {
 namespace {
@@ -131,6 +133,35 @@ TEST(FootprintGuess, FolderBytesCountsTheFilesBelow) {
   std::ofstream(dir / "sub" / "b") << std::string(24, 'y');
   EXPECT_EQ(folder_bytes(dir), 1024u);
   EXPECT_EQ(folder_bytes(dir / "missing"), 0u);
+  std::filesystem::remove_all(dir);
+}
+
+// A task whose files are all written (its worker said files_written, before its eager timing
+// waits for the slot) has nothing left to write: its guess, not its smaller folder, counts.
+TEST(ChunkWrittenBytes, ATaskWithItsFilesWrittenCountsItsWholeGuess) {
+  const auto dir = std::filesystem::temp_directory_path() / "kbx-chunk-written-test";
+  std::filesystem::remove_all(dir);
+  suite::Task add, mul;
+  add.category = mul.category = "Math";
+  add.name = "add";
+  mul.name = "mul";
+  ReferenceJob a, b;
+  a.task = &add;
+  b.task = &mul;
+  a.out_dir = dir / "add";
+  b.out_dir = dir / "mul";
+  std::filesystem::create_directories(a.out_dir);
+  std::filesystem::create_directories(b.out_dir);
+  std::ofstream(a.out_dir / "x.ref.kbt") << std::string(1000, 'x');
+  std::ofstream(b.out_dir / "x.ref.kbt") << std::string(300, 'y');
+  const std::vector<ReferenceJob> jobs = {a, b};
+  const std::vector<std::uint64_t> guesses = {8000, 9000};
+  std::vector<std::atomic<bool>> done(2);
+  EXPECT_EQ(chunk_written_bytes(jobs, done, guesses), 1300u);  // both still writing
+  done[0] = true;
+  EXPECT_EQ(chunk_written_bytes(jobs, done, guesses), 8300u);  // add: nothing more to write
+  done[1] = true;
+  EXPECT_EQ(chunk_written_bytes(jobs, done, guesses), 17000u);
   std::filesystem::remove_all(dir);
 }
 

@@ -249,11 +249,13 @@ class FilesAtSlotDone(SlotEvents):
 
     def __init__(self, folder):
         super().__init__()
-        self.folder, self.at_slot_done = folder, None
+        self.folder, self.at_slot_done, self.at_files_written = folder, None, None
 
     def send(self, ev, **fields):
         if ev == "slot_done":
             self.at_slot_done = sorted(os.listdir(self.folder))
+        if ev == "files_written":
+            self.at_files_written = sorted(os.listdir(self.folder))
         super().send(ev, **fields)
 
 
@@ -278,8 +280,12 @@ def test_full_case_files_are_written_before_the_slot_is_asked_for_and_hold_the_s
     _, files_plain = _reference_files(tmp_path, "without_slot", False)
     assert held.at_slot_done is not None
     assert "perf_one.in.kbt" in held.at_slot_done and "perf_one.ref.kbt" in held.at_slot_done
-    order = [e["ev"] for e in held.events if e["ev"] in ("slot_wanted", "slot_done", "task_done")]
-    assert order == ["slot_wanted", "slot_done", "task_done"]
+    order = [e["ev"] for e in held.events
+             if e["ev"] in ("files_written", "slot_wanted", "slot_done", "task_done")]
+    # files_written: the supervisor's room gate stops counting the task's guess from here on
+    assert order == ["files_written", "slot_wanted", "slot_done", "task_done"]
+    assert held.at_files_written == held.at_slot_done  # every file was written by then
+    assert [e["task"] for e in held.events if e["ev"] == "files_written"] == ["T/scale"]
     assert files_held == files_plain  # pristine inputs, results and shadows, bit for bit
 
 
