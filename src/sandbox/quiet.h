@@ -10,12 +10,6 @@
 
 namespace kbx::sandbox {
 
-/// A quiet host for one job's host-bound timed calls (issue 14): while the GPU's slot holder
-/// times a call that waits on the host inside (a sync, as masked_select's), every other job of
-/// this kbx process is frozen, so that its CPU work (compiles, file writes) cannot stretch the
-/// holder's host gaps. Only a slot holder may hush the room, one at a time, for at most
-/// kMaxQuietSeconds; other slot holders (one per GPU) are never frozen; the time a job spends
-/// frozen does not count against its time limit.
 /// What one hush cost the holder: how long freezing the other members took, how long it then
 /// waited for their cgroups to report frozen, and how many had not by the wait's end.
 struct HushCost {
@@ -25,6 +19,12 @@ struct HushCost {
   int not_stopped = 0;  ///< of them, cgroups still running work when the wait ended
 };
 
+/// A quiet host for one job's host-bound timed calls (issue 14): while the GPU's slot holder
+/// times a call that waits on the host inside (a sync, as masked_select's), every other job of
+/// this kbx process is frozen, so that its CPU work (compiles, file writes) cannot stretch the
+/// holder's host gaps. Only a slot holder may hush the room, one at a time, for at most
+/// kMaxQuietSeconds; other slot holders (one per GPU) are never frozen; the time a job spends
+/// frozen does not count against its time limit.
 class QuietRoom {
  public:
   /// Longest a hush lasts: past it the room thaws even if the holder did not say so (a hostile

@@ -597,7 +597,7 @@ int run_eval(const EvalOptions& options) {
         // Which of the chunk's tasks have all their files written (set from this lane, read by
         // the gate from the others): such a task counts its whole guess as written, so that
         // none of it is still to write while its eager timing waits for the slot (session 19,
-        // H200, cold: the lanes waited 785 s for room that the guesses, not the files, took).
+        // H200, cold: the lanes waited 785 s for room, guesses of such tasks among what held it).
         auto files_done = std::make_shared<std::vector<std::atomic<bool>>>(chunks[i].size());
         auto files_written = [&chunk_jobs = chunks[i], files_done](const std::string& task) {
           for (size_t k = 0; k < chunk_jobs.size(); ++k) {

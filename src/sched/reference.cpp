@@ -19,6 +19,9 @@ std::uint64_t reference_folder_bytes(const ReferenceJob& job) {
   return folder_bytes(job.out_dir) + (inputs_apart ? folder_bytes(job.in_dir) : 0);
 }
 
+namespace fs = std::filesystem;
+using nlohmann::json;
+
 std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
                                   const std::vector<std::atomic<bool>>& files_done,
                                   const std::vector<std::uint64_t>& guesses) {
@@ -29,8 +32,6 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
   }
   return bytes;
 }
-namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
