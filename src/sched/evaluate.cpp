@@ -633,10 +633,11 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (std::getenv("KBX_DEBUG_TIMING")) {
     std::fprintf(stderr,
                  "kbx: %s: worker %.2f s (candidate's own %.2f s, inputs and outputs %.2f s, "
-                 "%d of %zu cases' inputs rebuilt), judging %.2f s (comparing %.2f s, probe "
-                 "records %.2f s)\n",
+                 "%d of %zu cases' inputs rebuilt, waiting for the slot %.2f s, frozen %.2f s), "
+                 "judging %.2f s (comparing %.2f s, probe records %.2f s), overhead %.2f s\n",
                  task.id().c_str(), t_worker, w.own_seconds, w.io_seconds, w.inputs_rebuilt,
-                 w.cases.size(), monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s);
+                 w.cases.size(), o.slot_wait_seconds, o.frozen_seconds,
+                 monotonic_seconds() - t_spawn - t_worker, compare_s, probe_s, r.overhead_s);
     print_event_timeline(task.id(), o, t_spawn - t0,
                          monotonic_seconds() - t_spawn - o.wall_seconds);
   }
