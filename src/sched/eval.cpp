@@ -598,15 +598,16 @@ int run_eval(const EvalOptions& options) {
         // the gate from the others): such a task counts its whole guess as written, so that
         // none of it is still to write while its eager timing waits for the slot (session 19,
         // H200, cold: the lanes waited 785 s for room, guesses of such tasks among what held it).
-        auto files_done = std::make_shared<std::vector<std::atomic<bool>>>(chunks[i].size());
-        auto files_written = [&chunk_jobs = chunks[i], files_done](const std::string& task) {
+        // (Declared before the gate's pass below, so they outlive the chunk's time in flight.)
+        std::vector<std::atomic<bool>> files_done(chunks[i].size());
+        auto files_written = [&chunk_jobs = chunks[i], &files_done](const std::string& task) {
           for (size_t k = 0; k < chunk_jobs.size(); ++k) {
-            if (chunk_jobs[k].task->id() == task) (*files_done)[k] = true;
+            if (chunk_jobs[k].task->id() == task) files_done[k] = true;
           }
         };
         // What the chunk's references have written so far (their folders)
-        auto written = [&chunk_jobs = chunks[i], files_done, task_guess] {
-          return chunk_written_bytes(chunk_jobs, *files_done, task_guess);
+        auto written = [&chunk_jobs = chunks[i], &files_done, &task_guess] {
+          return chunk_written_bytes(chunk_jobs, files_done, task_guess);
         };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
         const auto nothing_live = [&] { return feed.live() == 0; };

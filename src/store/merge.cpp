@@ -394,8 +394,8 @@ struct RemoveUnlessKept {
 };
 
 /// Throws Error unless the inputs are distinct and the output may be written (not an input,
-/// absent unless force, in a folder that exists).
-void check_paths(const std::vector<fs::path>& inputs, const fs::path& output, bool force) {
+/// absent unless force, in a folder that exists); returns the output's canonical path.
+fs::path check_paths(const std::vector<fs::path>& inputs, const fs::path& output, bool force) {
   if (inputs.empty()) throw Error("kbx merge: no input databases given");
   std::map<fs::path, fs::path> seen;  // canonical -> as given
   for (const auto& p : inputs) {
@@ -418,13 +418,14 @@ void check_paths(const std::vector<fs::path>& inputs, const fs::path& output, bo
   if (!fs::is_directory(folder)) {
     throw Error("-o " + output.string() + ": folder " + folder.string() + " does not exist");
   }
+  return out;
 }
 
 }  // namespace
 
 MergeSummary merge_databases(const std::vector<fs::path>& paths, const fs::path& output,
                              bool force) {
-  check_paths(paths, output, force);
+  const fs::path out = check_paths(paths, output, force);
   std::vector<Input> inputs;
   std::map<std::string, std::string> shard_of;  // run key -> shard, for messages
   for (const auto& p : paths) {
@@ -435,8 +436,6 @@ MergeSummary merge_databases(const std::vector<fs::path>& paths, const fs::path&
   summary.inputs = static_cast<int>(inputs.size());
   const auto run_ids = number_runs(inputs, &summary.shared_runs);
 
-  // absolute first: a bare file name ("all.db") has no folder of its own to check
-  const fs::path out = fs::weakly_canonical(fs::absolute(output));
   RemoveUnlessKept temp{out.parent_path() /
                         fmt::format(".{}.merging-{}", out.filename().string(), getpid())};
   std::vector<Conflict> conflicts;
