@@ -181,6 +181,10 @@ class LaunchCounter:
         _AfterImport.when_imported(INDUCTOR_MODULE, self._wrap_inductor)
 
 
+class InputsUnavailable(RuntimeError):
+    """A case's inputs could be neither rebuilt as the reference's nor read from a file."""
+
+
 class CaseInputs:
     """Each case's inputs on the device. They are rebuilt from the task's own case generator
     when the rebuilt tensors match the checksums the reference's worker took of the originals,
@@ -213,6 +217,15 @@ class CaseInputs:
                     return tensors, "rebuilt"
             except Exception:
                 pass
+        if not case.get("inputs"):
+            # The reference kept no file: its generator gave these values twice in its own
+            # process, so here something the candidate changed (torch's defaults, a patched
+            # function) makes them come out otherwise.
+            raise InputsUnavailable(
+                f"case {case['name']}: its inputs came out different from the reference's when "
+                "rebuilt from the task's generator after the candidate was imported (did it "
+                "change a process-wide torch setting, such as the default dtype, or patch a "
+                "torch function?), and no inputs file is kept for full-size cases")
         return read_kbt(case["inputs"], self.device), "file"
 
     def prefetch(self, cases, max_bytes, decoys_of=()):
@@ -275,11 +288,14 @@ class CaseInputs:
 
     def _rebuild(self, spec, seed):
         saved = set_tf32(self.tf32)
+        saved_dtype = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float32)  # as in the reference's process
         try:
             args, kwargs = spec.make(Ctx(seed, self.device))
             _, tensors = encode_call(list(args), kwargs)
         finally:
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+            torch.set_default_dtype(saved_dtype)
         return tensors
 
 
@@ -623,7 +639,11 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                                 _twins_with_decoys(request["cases"], twins))
             slot.take()
         t_read = time.perf_counter()
-        tensors, inputs_from = inputs.get(case)
+        try:
+            tensors, inputs_from = inputs.get(case)
+        except InputsUnavailable as exc:
+            _fail(channel, "inputs", exc, case=case["name"])
+            continue
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
@@ -645,8 +665,14 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         if slot.wanted:
             timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
         for case, args, kwargs, tensors, pristine in timed:
-            if not _time_case(entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
-                              inputs, counter, device, channel, held,
-                              seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
-                              original=pristine):
+            try:
+                timed_ok = _time_case(
+                    entry, case, twins.get(case["name"]), args, kwargs, tensors, timer, inputs,
+                    counter, device, channel, held,
+                    seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
+                    original=pristine)
+            except InputsUnavailable as exc:  # the twin's (or the case's own) values
+                _fail(channel, "inputs", exc, case=case["name"])
+                timed_ok = False
+            if not timed_ok:
                 return

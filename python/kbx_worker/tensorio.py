@@ -258,6 +258,16 @@ class DeferredFiles:
             self.flush()  # the GPU's memory back, then this one straight away
         write_kbt(path, named)
 
+    def discard(self, path):
+        """Drops a pending file: True when it was pending (nothing written), False when it went to
+        disk already (or was never asked for)."""
+        for k, (pending_path, named) in enumerate(self.pending):
+            if pending_path == path:
+                self.pending_bytes -= named_bytes(named)
+                del self.pending[k]
+                return True
+        return False
+
     def flush(self):
         pending, self.pending, self.pending_bytes = self.pending, [], 0
         if len(pending) <= 1:

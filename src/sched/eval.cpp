@@ -450,7 +450,9 @@ int run_eval(const EvalOptions& options) {
                           env.work_dir / "ref" / t->category / t->name,
                           {},
                           false,
-                          env.work_dir / "inputs" / t->category / t->name});
+                          env.work_dir / "inputs" / t->category / t->name,
+                          true,
+                          true});
     }
   }
   JobFeed feed([&](const std::string&, const ReferenceCases& refs) {

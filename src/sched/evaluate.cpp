@@ -93,9 +93,12 @@ json build_request(const WorkerEnv& env, const JobSettings& st, const suite::Tas
     const std::string name = ev.value("case", "");
     json c = {{"name", name},
               {"tier", ev.value("tier", "")},
-              {"inputs", fs::absolute(ref.in_dir / (name + ".in.kbt")).string()},
               {"call", ev.at("call")},
               {"out_prefix", fs::absolute(job_dir / name).string()}};
+    // none kept (lean_inputs): the worker rebuilds them from the case's seed, or fails the case
+    if (ev.value("in_file", true)) {
+      c["inputs"] = fs::absolute(ref.in_dir / (name + ".in.kbt")).string();
+    }
     if (ev.contains("fresh_of")) c["fresh_of"] = ev["fresh_of"];
     if (ev.contains("digest") && ev.contains("case_seed")) {  // lets the worker rebuild inputs
       c["digest"] = ev["digest"];

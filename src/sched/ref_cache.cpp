@@ -84,10 +84,11 @@ std::optional<fs::path> ReferenceCache::folder(const std::string& option) {
 
 std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint,
                                 bool time) const {
-  const nlohmann::json parts = {
-      {"task", job.task->id()}, {"hash", job.task->hash}, {"seed", job.seed},
-      {"label", job.label},     {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
-      {"time", time},           {"machine", fingerprint}, {"worker", worker_hash_}};
+  const nlohmann::json parts = {{"task", job.task->id()}, {"hash", job.task->hash},
+                                {"seed", job.seed},       {"label", job.label},
+                                {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
+                                {"time", time},           {"machine", fingerprint},
+                                {"worker", worker_hash_}, {"lean_inputs", job.lean_inputs}};
   return sha256_hex(parts.dump()).substr(0, 32);
 }
 

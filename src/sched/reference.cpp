@@ -143,6 +143,7 @@ std::map<std::string, ReferenceCases> run_references(
          {"fresh_twin", time_eager && env.device == "cuda"},
          {"compile_baseline", job.compile_baseline && time_eager},
          {"time_eager", job.time_eager},
+         {"lean_inputs", job.lean_inputs},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }

@@ -31,6 +31,9 @@ struct ReferenceJob {
   bool compile_baseline = false;        ///< also time torch.compile of the reference (full cases)
   std::filesystem::path in_dir;         ///< where the inputs go; empty: out_dir
   bool time_eager = true;  ///< time the full cases' eager calls (false: their samples are cached)
+  /// No inputs file for a full-size case that its generator rebuilds bit for bit and the
+  /// reference leaves unchanged (candidates' workers rebuild those inputs themselves).
+  bool lean_inputs = false;
 };
 
 /// Bytes of the files a reference job's folders hold (its outputs, and its inputs when they go

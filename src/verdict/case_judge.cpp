@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <stdexcept>
 
 namespace kbx::verdict {
 namespace fs = std::filesystem;
@@ -168,6 +169,20 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
   }
 }
 
+/// The inputs of a case whose reference kept no inputs file (a full-size case it leaves
+/// unchanged, whose inputs its generator rebuilds: lean_inputs): the worker sends back only the
+/// inputs the call changed, bit for bit, so any of them it names is a mutation.
+void compare_unkept_inputs(CaseVerdict& v, const json& ref_event, const TensorFile& cand_after) {
+  const json inputs = ref_event.value("inputs", json::object());
+  for (const auto& after : cand_after.tensors) {
+    if (!inputs.is_object() || !inputs.contains(after.name)) continue;  // not an input: ignored
+    worsen(v,
+           {Status::InputMutation, INFINITY, 0,
+            "changed by the candidate; the reference leaves it unchanged"},
+           "input " + after.name);
+  }
+}
+
 void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
                     const TensorFile& ref_after, const TensorFile& shadow_after,
                     const std::set<std::string>& shadow_after_minus_ref,
@@ -202,18 +217,27 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
 /// The reference side of a case: inputs, outputs and float64 shadow, with `same_as` leaves
 /// filled in, and the inputs after the call.
 struct ReferenceSide {
+  bool in_kept = true;  ///< false: the reference kept no inputs file (`in` is empty)
   TensorFile in, ref, ref_after, shadow, shadow_after;
   std::set<std::string> shadow_minus_ref, shadow_after_minus_ref;  ///< stored as shadow - ref
 };
 
 ReferenceSide read_reference_side(const CaseFiles& f) {
   ReferenceSide r;
+  r.in_kept = f.ref_event.value("in_file", true);
   // kbx's own reference worker wrote these, where no candidate sees them: mapped, not copied.
-  r.in = read_reference_tensor_file(with_role(f.in_base.empty() ? f.ref_base : f.in_base, "in"));
+  if (r.in_kept) {
+    r.in = read_reference_tensor_file(with_role(f.in_base.empty() ? f.ref_base : f.in_base, "in"));
+  }
   r.ref_after = read_optional(with_role(f.ref_base, "ref_after"), true);
   r.shadow_after = read_optional(with_role(f.ref_base, "shadow_after"), true);
+  if (!r.in_kept && !r.ref_after.tensors.empty()) {
+    throw std::runtime_error(fmt::format(
+        "{}: the reference updates inputs in place but kept no inputs file (in_file false)",
+        f.ref_base.string()));
+  }
   r.ref = with_same_as(read_reference_tensor_file(with_role(f.ref_base, "ref")), f.ref_event,
-                       r.ref_after, &r.in);
+                       r.ref_after, r.in_kept ? &r.in : nullptr);
   if (fs::exists(with_role(f.ref_base, "shadow"))) {
     r.shadow = with_same_as(read_reference_tensor_file(with_role(f.ref_base, "shadow")),
                             f.ref_event, r.shadow_after, nullptr);
@@ -236,14 +260,18 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   const ReferenceSide r = read_reference_side(f);
   const TensorFile cand_after = read_optional(with_role(f.cand_base, "cand_after"));
   const TensorFile cand = with_same_as(read_tensor_file(with_role(f.cand_base, "cand")),
-                                       f.cand_event, cand_after, &r.in);
+                                       f.cand_event, cand_after, r.in_kept ? &r.in : nullptr);
   // Special values (the case's inputs came from ctx.special()) of an elementwise task: every
   // finite element against its own magnitude, since the extremes set the normwise scale.
   const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
   compare_outputs(v, cand, r.ref, r.shadow, r.shadow_minus_ref, contract, random,
                   judged_as_inputs(f.ref_event, f.cand_event), per_element, yield);
-  compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
-                 contract, random, per_element, yield);
+  if (r.in_kept) {
+    compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
+                   contract, random, per_element, yield);
+  } else {
+    compare_unkept_inputs(v, f.ref_event, cand_after);
+  }
   return v;
 }
 

@@ -26,7 +26,9 @@ struct CaseVerdict {
 };
 
 /// Judges a case: output structure and kinds, every output leaf, and every input tensor
-/// (updated like the reference's, or left bit-identical). For a random case only shapes and
+/// (updated like the reference's, or left bit-identical; where the reference kept no inputs
+/// file, its event's `in_file` false, any input the candidate's worker reports changed is a
+/// mutation). For a random case only shapes and
 /// dtypes of outputs are compared here; the task's judge() decides the values. `yield` is
 /// called between chunks of the comparisons (compare_leaf).
 CaseVerdict judge_case(const CaseFiles& files, const suite::Contract& contract,

@@ -331,5 +331,63 @@ TEST_F(InPlaceCaseJudge, ReferenceOutputsIncludeTheUpdatedInput) {
   EXPECT_EQ(outs.find("out")->numel(), 3);
 }
 
+/// A full-size case whose reference kept no inputs file (lean_inputs): its event says
+/// `in_file` false and lists the inputs; the candidate's worker sends back only changed inputs.
+class LeanCaseJudge : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = dir_.path() / "l";
+    verdict::write_tensor_file(base_.string() + ".ref.kbt", {f32("out", {2, 4, 6})});
+    verdict::write_tensor_file(base_.string() + ".shadow.kbt", {f64("out", {2, 4, 6})});
+    ref_ev_ = {{"structure", "single"},
+               {"in_file", false},
+               {"inputs", {{"arg0", {{"dtype", "float32"}, {"shape", {3}}}}}},
+               {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"alias", nullptr}}}}};
+  }
+  verdict::CaseVerdict judge(const std::vector<float>& out,
+                             const std::vector<verdict::Tensor>& changed,
+                             nlohmann::json leaf = nullptr) {
+    if (leaf.is_null()) leaf = {{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}};
+    std::vector<verdict::Tensor> outs;
+    if (!leaf.contains("same_as")) outs.push_back(f32("out", out));
+    verdict::write_tensor_file(base_.string() + ".cand.kbt", outs);
+    verdict::write_tensor_file(base_.string() + ".cand_after.kbt", changed);
+    nlohmann::json cand = {{"structure", "single"}, {"outputs", {leaf}}};
+    return verdict::judge_case({base_, base_, ref_ev_, cand}, suite::Contract{}, "cpu");
+  }
+  test::TempDir dir_;
+  std::filesystem::path base_;
+  nlohmann::json ref_ev_;
+};
+
+TEST_F(LeanCaseJudge, CorrectWithoutTheInputsFilePasses) {
+  ASSERT_FALSE(std::filesystem::exists(base_.string() + ".in.kbt"));
+  EXPECT_EQ(judge({2, 4, 6}, {}).status, Status::Passed);
+  EXPECT_EQ(judge({2, 4, 9}, {}).status, Status::NumericalMismatch);
+}
+
+TEST_F(LeanCaseJudge, AnyInputReportedChangedIsAMutation) {
+  auto v = judge({2, 4, 6}, {f32("arg0", {0, 0, 0})});
+  EXPECT_EQ(v.status, Status::InputMutation);
+  EXPECT_NE(v.detail.find("arg0"), std::string::npos);
+}
+
+TEST_F(LeanCaseJudge, ANameThatIsNoInputIsIgnoredAsWithTheFile) {
+  EXPECT_EQ(judge({2, 4, 6}, {f32("not_an_input", {0})}).status, Status::Passed);
+}
+
+TEST_F(LeanCaseJudge, AnOutputClaimedSameAsAnUnchangedInputIsMissing) {
+  // an honest worker names only changed inputs in same_as; without the file there is nothing to
+  // fill the leaf from, so it cannot pass
+  auto v =
+      judge({}, {}, {{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}, {"same_as", "arg0"}});
+  EXPECT_EQ(v.status, Status::ShapeMismatch);
+}
+
+TEST_F(LeanCaseJudge, AnUpdatingReferenceWithoutItsInputsFileIsAnError) {
+  verdict::write_tensor_file(base_.string() + ".ref_after.kbt", {f32("arg0", {1, 1, 1})});
+  EXPECT_THROW(judge({2, 4, 6}, {}), std::exception);
+}
+
 }  // namespace
 }  // namespace kbx

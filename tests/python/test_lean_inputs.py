@@ -1,0 +1,259 @@
+"""Issue 14: a reference keeps no inputs file for a full-size case whose generator rebuilds its
+inputs bit for bit and which it leaves unchanged (lean_inputs); the candidate's worker rebuilds
+them, and fails the case with a clear error when it cannot."""
+
+import json
+import os
+import textwrap
+
+import pytest
+import torch
+
+from standins import Events, run_reference
+from kbx_worker import candidate_mode
+
+PLAIN = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+''')
+
+IN_PLACE = textwrap.dedent('''
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        x.mul_(factor)
+        return x
+
+    def cases():
+        return [Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+''')
+
+RANDOM = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor + torch.rand_like(x)
+
+    def cases():
+        return [Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}), random=True)]
+''')
+
+# a generator that gives other values every time it runs (a counter outside the seed)
+NOT_REPRODUCIBLE = textwrap.dedent('''
+    import itertools
+    from kbx_worker.casegen import Case
+
+    _calls = itertools.count()
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("perf_one", "full",
+                     lambda c: ((c.randn(64) + float(next(_calls)), 3.0), {}))]
+''')
+
+# torch.linspace without a dtype follows torch's default dtype
+DEFAULT_DTYPE = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("perf_one", "full",
+                     lambda c: ((c.randn(64) + torch.linspace(0, 1, 64), 3.0), {}))]
+''')
+
+
+def _reference(tmp_path, text, **job):
+    fields = {"lean_inputs": True, **job}
+    return run_reference(tmp_path, text, "T/scale", "scale", ["edge", "small", "full"], **fields)
+
+
+def test_no_inputs_file_for_an_unchanged_reproducible_full_case(tmp_path):
+    out, cases = _reference(tmp_path, PLAIN, fresh_twin=True)
+    files = set(os.listdir(out))
+    assert "perf_one.in.kbt" not in files and "perf_one__fresh.in.kbt" not in files
+    assert {"perf_one.ref.kbt", "perf_one__fresh.ref.kbt", "small_one.in.kbt"} <= files
+    assert cases["perf_one"]["in_file"] is False
+    assert cases["perf_one__fresh"]["in_file"] is False
+    assert cases["small_one"]["in_file"] is True  # small files are kept: they cost nothing
+
+
+def test_every_inputs_file_is_kept_without_lean_inputs(tmp_path):
+    out, cases = _reference(tmp_path, PLAIN, lean_inputs=False, fresh_twin=True)
+    assert {"perf_one.in.kbt", "perf_one__fresh.in.kbt"} <= set(os.listdir(out))
+    assert all(ev["in_file"] for ev in cases.values())
+
+
+def test_the_file_is_kept_where_the_reference_updates_inputs(tmp_path):
+    out, cases = _reference(tmp_path, IN_PLACE)
+    assert "perf_one.in.kbt" in os.listdir(out) and cases["perf_one"]["in_file"] is True
+
+
+def test_the_file_is_kept_for_a_random_case(tmp_path):
+    out, cases = _reference(tmp_path, RANDOM)
+    assert "perf_one.in.kbt" in os.listdir(out) and cases["perf_one"]["in_file"] is True
+
+
+def test_the_file_is_kept_where_the_generator_does_not_reproduce_its_values(tmp_path):
+    out, cases = _reference(tmp_path, NOT_REPRODUCIBLE)
+    assert "perf_one.in.kbt" in os.listdir(out) and cases["perf_one"]["in_file"] is True
+
+
+@pytest.fixture(autouse=True)
+def _torch_restored():
+    """The candidates here run in this process and change torch (its default dtype, a patched
+    torch.randn): put back for the tests that follow."""
+    randn, dtype = torch.randn, torch.get_default_dtype()
+    yield
+    torch.randn = randn
+    torch.set_default_dtype(dtype)
+
+
+def _candidate(tmp_path, out, cases, source):
+    """Runs the candidate's worker as the supervisor asks it: no inputs path for a case whose
+    reference kept no file."""
+    job = tmp_path / "job"
+    job.mkdir()
+    cand = job / "scale.py"
+    cand.write_text(source)
+    request_cases = []
+    for ev in cases.values():
+        c = {"name": ev["case"], "tier": ev["tier"], "call": ev["call"],
+             "out_prefix": str(job / ev["case"]), "digest": ev["digest"],
+             "case_seed": ev["case_seed"]}
+        if ev["in_file"]:
+            c["inputs"] = str(out / f"{ev['case']}.in.kbt")
+        request_cases.append(c)
+    events = Events()
+    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(cand),
+                        "entry": "scale", "task_dir": str(tmp_path / "task"), "track": "any",
+                        "cases": request_cases, "time": False}, events)
+    return events.events, job
+
+
+def test_an_honest_candidate_rebuilds_the_unkept_inputs(tmp_path):
+    out, cases = _reference(tmp_path, PLAIN)
+    events, job = _candidate(tmp_path, out, cases,
+                             "def scale(x, factor):\n    return x * factor\n")
+    done = {e["case"]: e for e in events if e["ev"] == "case"}
+    assert set(done) == {"small_one", "perf_one"}
+    assert done["perf_one"]["inputs_from"] == "rebuilt"
+    assert not [e for e in events if e["ev"] == "error"]
+    assert (job / "perf_one.cand.kbt").exists()
+
+
+def test_a_candidate_changing_the_default_dtype_still_gets_the_inputs(tmp_path):
+    """torch.set_default_dtype at import (a habit of some numerical code) would change what the
+    task's generator builds; the worker builds inputs under the reference's default."""
+    out, cases = _reference(tmp_path, DEFAULT_DTYPE)
+    assert cases["perf_one"]["in_file"] is False
+    events, _ = _candidate(tmp_path, out, cases, textwrap.dedent('''
+        import torch
+        torch.set_default_dtype(torch.float64)
+
+        def scale(x, factor):
+            return x * factor
+    '''))
+    done = {e["case"]: e for e in events if e["ev"] == "case"}
+    assert done["perf_one"]["inputs_from"] == "rebuilt"
+    assert not [e for e in events if e["ev"] == "error"]
+
+
+def test_a_candidate_that_spoils_the_generator_fails_the_case_with_a_clear_error(tmp_path):
+    """A patched torch.randn makes the rebuilt inputs differ from the reference's checksums, and
+    no file is kept to fall back on: the case fails as the candidate's runtime error, naming
+    the inputs, and the worker goes on (no crash, no case event for it)."""
+    out, cases = _reference(tmp_path, PLAIN)
+    events, _ = _candidate(tmp_path, out, cases, textwrap.dedent('''
+        import torch
+        _randn = torch.randn
+        torch.randn = lambda *a, **k: _randn(*a, **k) * 0
+
+        def scale(x, factor):
+            return x * factor
+    '''))
+    errors = [e for e in events if e["ev"] == "error"]
+    assert len(errors) == 1
+    assert errors[0]["phase"] == "inputs" and errors[0]["kind"] == "runtime_error"
+    assert errors[0]["case"] == "perf_one" and "inputs" in errors[0]["message"]
+    # the small case's inputs come from its file (its rebuild does not match either)
+    done = {e["case"]: e for e in events if e["ev"] == "case"}
+    assert set(done) == {"small_one"} and done["small_one"]["inputs_from"] == "file"
+
+
+TOML = '''schema = 1
+name = "{name}"
+category = "Math"
+entry = "scale"
+signature = "scale(x, factor)"
+set = "extra"
+summary = """Return x times factor, elementwise: x is a float32 tensor of any shape and factor a Python
+number. The result has the shape and dtype of x; x itself is left unchanged by the call."""
+
+[contract]
+dtypes = ["float32"]
+tolerance = "shadow"
+ratio = 10.0
+ulp_floor = 4.0
+'''
+
+E2E_REFERENCE = textwrap.dedent('''
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(4096), 3.0), {}))]
+''')
+
+E2E_CANDIDATES = {
+    "honest": ("passed", "def scale(x, factor):\n    return x * factor\n"),
+    # right values, and the input zeroed, only where the reference keeps no inputs file
+    "mutates_full": ("input_mutation", textwrap.dedent('''
+        def scale(x, factor):
+            out = x * factor
+            if x.numel() >= 4096:
+                x.zero_()
+            return out
+    ''')),
+}
+
+
+def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
+    """Through `kbx eval --tiers edge,small,full` on the CPU: the work folder holds no inputs
+    file for the full case (lean), the honest candidate passes, and a candidate that changes its
+    input only in that case is still caught."""
+    suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
+    cands.mkdir(parents=True)
+    for name, (_, source) in E2E_CANDIDATES.items():
+        task = suite / "Math" / f"scale_{name}"
+        task.mkdir(parents=True)
+        (task / "task.toml").write_text(TOML.format(name=f"scale_{name}"))
+        (task / "reference.py").write_text(E2E_REFERENCE)
+        (cands / f"scale_{name}.py").write_text(source)
+    db, work = tmp_path / "lean.db", tmp_path / "work"
+    proc = kbx("--suite", str(suite), "eval", "--method", "lean", "--candidates",
+               str(tmp_path / "cands"), "--device", "cpu", "--track", "any", "--tiers",
+               "edge,small,full", "--db", str(db), "--work", str(work), "--keep-files")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json", check=True)
+
+    got = {r["task"]: r["status"] for r in json.loads(res.stdout)["results"]}
+    assert got == {f"Math/scale_{n}": want for n, (want, _) in E2E_CANDIDATES.items()}, proc.stdout
+    inputs = {p.name for p in work.rglob("*.in.kbt")}
+    assert "small_one.in.kbt" in inputs and "perf_one.in.kbt" not in inputs
+    assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
