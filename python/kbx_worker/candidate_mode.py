@@ -210,7 +210,7 @@ class CaseInputs:
         if ready is not None:
             return ready
         spec = self.generators.get(case["name"]) or self.generators.get(case.get("fresh_of"))
-        if spec is not None and case.get("digest") and "case_seed" in case:
+        if spec is not None and case.get("digest") is not None and "case_seed" in case:
             try:
                 tensors = self._rebuild(spec, case["case_seed"])
                 if tensorio.digest(tensors) == case["digest"]:

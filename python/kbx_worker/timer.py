@@ -412,8 +412,7 @@ class CudaTimer:
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
         self.hold_ms = FIRST_HOLD_MS
         self.last_phases = {}  # seconds of the last run() per step: estimate, batches, flush
-        # The supervisor's quiet host (proto.Channel: ask_quiet or want_quiet then quiet_answer,
-        # end_quiet) for a call that waits
+        # The supervisor's quiet host (proto.Channel: ask_quiet, end_quiet) for a call that waits
         # on the host inside: its timed batches run with every other job frozen. None: never.
         self.quiet = None
         self.last_quiet_wait_s = 0.0  # the last run()'s wait for the answer to quiet_wanted
@@ -551,18 +550,7 @@ class CudaTimer:
         returned. Both run inside the timer's own probe-tagged work."""
         t_estimate = time.perf_counter()
         self.last_phases = {}
-        # With every timed loop quiet (KBX_QUIET_TIMING=all) the question goes before the
-        # warm-up, which then runs while the supervisor freezes the other jobs (session 19 on
-        # the H200: the answer took 18 ms on average, 13 s of the slot over 728 loops).
-        asked_early = self.quiet_all and self.quiet is not None
-        if asked_early:
-            self.quiet.want_quiet()
-        try:
-            estimate_ms, host_bound = self._estimate_ms(fn)
-        except BaseException:
-            if asked_early and self.quiet.quiet_answer():  # one answer per question, then
-                self.quiet.end_quiet()                     # the quiet given back
-            raise
+        estimate_ms, host_bound = self._estimate_ms(fn)
         min_reps, batch = reps_for(estimate_ms, self.min_reps, self.batch, self.budget_ms)
         t0 = time.perf_counter()
         self.last_phases["estimate"] = t0 - t_estimate
@@ -573,12 +561,9 @@ class CudaTimer:
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
         wanted = host_bound or self.quiet_all
         t_ask = time.perf_counter()
-        if asked_early:
-            self.last_quiet = bool(self.quiet.quiet_answer())
-        else:
-            self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
-        # From quiet_wanted (or, asked early, from the warm-up's end) to the answer: the
-        # supervisor freezes the other jobs (up to 50 ms for their cgroups to report frozen).
+        self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
+        # From quiet_wanted to the answer: the supervisor freezes the other jobs (up to 50 ms
+        # for their cgroups to report frozen) while this job holds the slot and waits.
         self.last_quiet_wait_s = time.perf_counter() - t_ask
         self.last_phases["quiet_wait"] = self.last_quiet_wait_s
         self.last_host_loop_ms = host_loop_ms() if host_bound else None

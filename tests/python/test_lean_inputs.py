@@ -75,6 +75,19 @@ DEFAULT_DTYPE = textwrap.dedent('''
 ''')
 
 
+# a call of scalars only (Random/logspace's): its inputs file is empty
+SCALARS_ONLY = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def ramp(start, end, steps):
+        return torch.linspace(start, end, steps)
+
+    def cases():
+        return [Case("perf_one", "full", lambda c: ((0.0, 1.0, 4096), {}))]
+''')
+
+
 def _reference(tmp_path, text, **job):
     fields = {"lean_inputs": True, **job}
     return run_reference(tmp_path, text, "T/scale", "scale", ["edge", "small", "full"], **fields)
@@ -257,3 +270,26 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     inputs = {p.name for p in work.rglob("*.in.kbt")}
     assert "small_one.in.kbt" in inputs and "perf_one.in.kbt" not in inputs
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
+
+
+def test_a_call_of_scalars_only_keeps_its_empty_file_and_its_candidate_runs(tmp_path):
+    """Session 20 on the H200: Random/logspace's full cases have no tensor inputs; with no file
+    kept, the candidate's worker (which rebuilt only for non-empty checksums) found none and
+    failed an honest candidate."""
+    out, cases = run_reference(tmp_path, SCALARS_ONLY, "T/ramp", "ramp", ["full"],
+                               lean_inputs=True)
+    assert cases["perf_one"]["in_file"] is True and "perf_one.in.kbt" in os.listdir(out)
+    ev = dict(cases["perf_one"], in_file=False)  # as if none were kept: rebuilt, empty
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "ramp.py").write_text(
+        "import torch\n\ndef ramp(start, end, steps):\n    return torch.linspace(start, end, steps)\n")
+    events = Events()
+    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(job / "ramp.py"),
+                        "entry": "ramp", "task_dir": str(tmp_path / "task"), "track": "any",
+                        "cases": [{"name": "perf_one", "tier": "full", "call": ev["call"],
+                                   "out_prefix": str(job / "perf_one"), "digest": ev["digest"],
+                                   "case_seed": ev["case_seed"]}], "time": False}, events)
+    assert not [e for e in events.events if e["ev"] == "error"], events.events
+    done = [e for e in events.events if e["ev"] == "case"]
+    assert len(done) == 1 and done[0]["inputs_from"] == "rebuilt"

@@ -72,9 +72,10 @@ def test_a_call_that_does_not_wait_on_the_host_never_asks():
     assert not t.last_quiet
 
 
-def test_with_quiet_timing_all_every_timed_loop_asks_before_its_warm_up():
-    """The question goes before the warm-up and its answer is read after it: the supervisor
-    freezes the other jobs while the warm-up runs (session 19: 18 ms a loop on the H200)."""
+def test_with_quiet_timing_all_every_timed_loop_asks_after_its_warm_up():
+    """The question goes after the warm-up: asked before it (session 20 on the H200), the other
+    jobs stayed frozen through every warm-up too, 18 s more in a run of the 184 references,
+    and the references fell behind (their tasks took 43% longer, the warm run 226 s, not 196)."""
     quiet = FakeQuiet()
     t = _timer(False, quiet)
     t.quiet_all = True
@@ -86,24 +87,9 @@ def test_with_quiet_timing_all_every_timed_loop_asks_before_its_warm_up():
 
     t._estimate_ms = estimate
     t.run(lambda: None)
-    assert quiet.log[:4] == ["want", "warm-up", "answer", "settle"], quiet.log
-    assert quiet.log[-1] == "end" and "ask" not in quiet.log
+    assert quiet.log[:2] == ["warm-up", "ask"], quiet.log
+    assert quiet.log[-1] == "end"
     assert t.last_quiet
-
-
-def test_asked_before_a_warm_up_that_fails_the_answer_is_read_and_the_quiet_given_back():
-    for grant, tail in ((True, ["answer", "end"]), (False, ["answer"])):
-        quiet = FakeQuiet(grant=grant)
-        t = _timer(False, quiet)
-        t.quiet_all = True
-
-        def estimate(fn):
-            raise RuntimeError("the candidate's call failed in its warm-up")
-
-        t._estimate_ms = estimate
-        with pytest.raises(RuntimeError):
-            t.run(lambda: None)
-        assert quiet.log == ["want"] + tail
 
 
 def test_a_refused_quiet_is_not_given_back():
