@@ -3,7 +3,9 @@ prints one row per candidate (status got, expected, speedup) and exits 1 on any 
 
     python3 bench/timing_hardening_check.py results.csv results.json
 
-Rules: every expert passes, at or below 100% of its roofline (best case), with a median
+Rules: every expert passes, at or below 105% of its roofline (best case: half the floor's 10%
+margin, kFloorMargin; one calibration's GEMM peaks vary by about 5% with the GPU's clocks, so a
+near-peak GEMM expert reads 95-107% of them: 94.9%, 100.5% and 106.7% on the H200), with a median
 harness overhead of at most 1.5 s; every attack of tests/adversarial/timing/ gets one of its
 expected statuses (bench/make_timing_exploits.py ADVERSARIAL), and one that passes is at most
 10% faster than the expert on its task; every planted exploit gets its EXPECTED status; no
@@ -32,10 +34,11 @@ def main(csv_path, json_path):
 
     print(f"{'candidate':<44} {'got':<18} {'expected':<40} {'speedup':>8} {'roofline':>9}  verdict")
     experts = [r for r in rows if r["method"] == "expert"]
+    most = 1.05
     for r in experts:
         frac = float(r["best_roofline_fraction"]) if r["best_roofline_fraction"] else None
-        ok = r["status"] == "passed" and frac is not None and frac <= 1.0
-        print(f"{'expert ' + r['task']:<44} {r['status']:<18} {'passed, roofline <= 100%':<40} "
+        ok = r["status"] == "passed" and frac is not None and frac <= most
+        print(f"{'expert ' + r['task']:<44} {r['status']:<18} {f'passed, roofline <= {most:.0%}':<40} "
               f"{r['speedup'] or '-':>8} {f'{100 * frac:.1f}%' if frac else '-':>9}  "
               f"{check(ok, 'expert ' + r['task'])}")
     if not experts:

@@ -380,7 +380,7 @@ int run_eval(const EvalOptions& options) {
   st.keep_files = o.keep_files;
   st.seed = run->seed;
   if (o.time) {  // a resumed run has its environment already; a new one gets it below
-    if (auto cal = store::calibration_for_run(db, *run).calibration) st.peaks = cal->peaks;
+    st.peaks = store::floor_peaks(db, *run);
   }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
@@ -560,7 +560,7 @@ int run_eval(const EvalOptions& options) {
     if (!saved_before && environment_saved) {
       // The physical floor's peaks: the calibration the report uses for this run (issue 20).
       if (auto with_env = db.find_run(key); with_env && o.time) {
-        if (auto cal = store::calibration_for_run(db, *with_env).calibration) st.peaks = cal->peaks;
+        st.peaks = store::floor_peaks(db, *with_env);
       }
       if (options.jobs <= 0 && hello.contains("gpu_memory")) {  // --jobs not given
         const int cap = jobs_for_gpu_memory(hello.value("gpu_memory", std::uint64_t{0}));

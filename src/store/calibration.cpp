@@ -82,6 +82,26 @@ std::optional<Calibration> latest_calibration_for_gpu(Store& db, const std::stri
   return first_row(q);
 }
 
+std::map<std::string, double> floor_peaks(Store& db, const Run& run) {
+  const RunCalibration rc = calibration_for_run(db, run);
+  if (!rc.calibration) return {};
+  const bool by_fingerprint = rc.matched_by == "fingerprint";
+  Stmt q(db.handle(), std::string(kColumns) +
+                          (by_fingerprint ? "WHERE fingerprint=?" : "WHERE device=? AND gpu=?"));
+  if (by_fingerprint) {
+    q.bind(1, rc.fingerprint);
+  } else {
+    q.bind(1, rc.calibration->device).bind(2, rc.calibration->gpu);
+  }
+  std::map<std::string, double> peaks = rc.calibration->peaks;
+  while (q.step()) {
+    for (const auto& [name, value] : read_row(q).peaks) {
+      if (peaks.count(name) && value > peaks[name]) peaks[name] = value;  // only peaks it names
+    }
+  }
+  return peaks;
+}
+
 std::optional<Calibration> newest_calibration(Store& db, const std::string& device) {
   Stmt q(db.handle(), std::string(kColumns) + "WHERE device=? ORDER BY id DESC LIMIT 1");
   q.bind(1, device);

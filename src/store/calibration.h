@@ -46,6 +46,13 @@ struct RunCalibration {
 /// same device and GPU model, else none.
 RunCalibration calibration_for_run(Store& db, const Run& run);
 
+/// The peaks the physical floor (timing/guards.h) takes for a run: each the highest that any
+/// calibration matching the run measured (by its fingerprint, else by its device and GPU model),
+/// not the newest one's. A peak read under dipping clocks is low (the H200's bf16 GEMM: 708 to
+/// 783 TFLOP/s over six calibrations), and a low peak puts an honest kernel near
+/// `impossible_speed`; a machine cannot do less than it once did. Empty: no calibration.
+std::map<std::string, double> floor_peaks(Store& db, const Run& run);
+
 /// A calibration from a calibrate worker's events (hello, gpu, peak, skipped, clocks_end). Throws
 /// Error naming the missing event or field when the worker reported no peak.
 Calibration calibration_from_events(const std::vector<nlohmann::json>& events,

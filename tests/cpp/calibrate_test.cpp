@@ -141,6 +141,34 @@ TEST(Calibration, RunsFindTheirsByFingerprintElseByGpuModel) {
   EXPECT_FALSE(store::calibration_for_run(db, run).calibration);
 }
 
+TEST(Calibration, TheFloorTakesEachPeakAtItsHighestOverTheMatchingCalibrations) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  json env = {{"gpu", "NVIDIA H200"}, {"fingerprint", "fp-a"}};
+  store::Run run;
+  run.device = "cuda";
+  run.environment_json = env.dump();
+  EXPECT_TRUE(store::floor_peaks(db, run).empty());
+  // the bf16 GEMM read at 783 TFLOP/s once, at 737 under dipping clocks later (session 20)
+  store::save_calibration(db,
+                          calibration("fp-a", "NVIDIA H200", {{"bf16", 783e12}, {"fp32", 50e12}}));
+  store::save_calibration(db,
+                          calibration("fp-a", "NVIDIA H200", {{"bf16", 737e12}, {"fp32", 51e12}}));
+  // another software stack on the same model, higher: not this run's machine state
+  store::save_calibration(db, calibration("fp-b", "NVIDIA H200", {{"bf16", 900e12}}));
+  auto peaks = store::floor_peaks(db, run);
+  EXPECT_EQ(peaks.at("bf16"), 783e12);  // not the newest's 737
+  EXPECT_EQ(peaks.at("fp32"), 51e12);
+  EXPECT_EQ(store::calibration_for_run(db, run).calibration->peaks.at("bf16"), 737e12);  // reports
+
+  // matched by the GPU model (no calibration of its fingerprint): the model's highest
+  env["fingerprint"] = "fp-none";
+  run.environment_json = env.dump();
+  EXPECT_EQ(store::floor_peaks(db, run).at("bf16"), 900e12);
+  // a peak only an older calibration names is not added
+  EXPECT_EQ(store::floor_peaks(db, run).count("fp32"), 0u);
+}
+
 TEST(Calibration, FromWorkerEvents) {
   const json hello = {
       {"ev", "hello"},          {"pid", 7},
