@@ -9,8 +9,12 @@ import textwrap
 import pytest
 import torch
 
+from conftest import ROOT
 from standins import Events, run_reference
 from kbx_worker import candidate_mode
+
+# the candidates (honest and hostile) of tests/adversarial/verdict/lean_inputs
+LEAN = ROOT / "tests" / "adversarial" / "verdict" / "lean_inputs" / "Math"
 
 PLAIN = textwrap.dedent('''
     import torch
@@ -158,8 +162,7 @@ def _candidate(tmp_path, out, cases, source):
 
 def test_an_honest_candidate_rebuilds_the_unkept_inputs(tmp_path):
     out, cases = _reference(tmp_path, PLAIN)
-    events, job = _candidate(tmp_path, out, cases,
-                             "def scale(x, factor):\n    return x * factor\n")
+    events, job = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
     done = {e["case"]: e for e in events if e["ev"] == "case"}
     assert set(done) == {"small_one", "perf_one"}
     assert done["perf_one"]["inputs_from"] == "rebuilt"
@@ -189,14 +192,9 @@ def test_a_candidate_that_spoils_the_generator_fails_the_case_with_a_clear_error
     no file is kept to fall back on: the case fails as the candidate's runtime error, naming
     the inputs, and the worker goes on (no crash, no case event for it)."""
     out, cases = _reference(tmp_path, PLAIN)
-    events, _ = _candidate(tmp_path, out, cases, textwrap.dedent('''
-        import torch
-        _randn = torch.randn
-        torch.randn = lambda *a, **k: _randn(*a, **k) * 0
+    events, _ = _candidate(tmp_path, out, cases,
+                           (LEAN / "scale_spoils_generator.py").read_text())
 
-        def scale(x, factor):
-            return x * factor
-    '''))
     errors = [e for e in events if e["ev"] == "error"]
     assert len(errors) == 1
     assert errors[0]["phase"] == "inputs" and errors[0]["kind"] == "runtime_error"
@@ -233,17 +231,8 @@ E2E_REFERENCE = textwrap.dedent('''
                 Case("perf_one", "full", lambda c: ((c.randn(4096), 3.0), {}))]
 ''')
 
-E2E_CANDIDATES = {
-    "honest": ("passed", "def scale(x, factor):\n    return x * factor\n"),
-    # right values, and the input zeroed, only where the reference keeps no inputs file
-    "mutates_full": ("input_mutation", textwrap.dedent('''
-        def scale(x, factor):
-            out = x * factor
-            if x.numel() >= 4096:
-                x.zero_()
-            return out
-    ''')),
-}
+# candidate of tests/adversarial/verdict/lean_inputs -> its status through kbx eval
+E2E_CANDIDATES = {"honest": "passed", "mutates_full": "input_mutation"}
 
 
 def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
@@ -252,12 +241,12 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     input only in that case is still caught."""
     suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
     cands.mkdir(parents=True)
-    for name, (_, source) in E2E_CANDIDATES.items():
+    for name in E2E_CANDIDATES:
         task = suite / "Math" / f"scale_{name}"
         task.mkdir(parents=True)
         (task / "task.toml").write_text(TOML.format(name=f"scale_{name}"))
         (task / "reference.py").write_text(E2E_REFERENCE)
-        (cands / f"scale_{name}.py").write_text(source)
+        (cands / f"scale_{name}.py").write_text((LEAN / f"scale_{name}.py").read_text())
     db, work = tmp_path / "lean.db", tmp_path / "work"
     proc = kbx("--suite", str(suite), "eval", "--method", "lean", "--candidates",
                str(tmp_path / "cands"), "--device", "cpu", "--track", "any", "--tiers",
@@ -266,7 +255,7 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json", check=True)
 
     got = {r["task"]: r["status"] for r in json.loads(res.stdout)["results"]}
-    assert got == {f"Math/scale_{n}": want for n, (want, _) in E2E_CANDIDATES.items()}, proc.stdout
+    assert got == {f"Math/scale_{n}": want for n, want in E2E_CANDIDATES.items()}, proc.stdout
     inputs = {p.name for p in work.rglob("*.in.kbt")}
     assert "small_one.in.kbt" in inputs and "perf_one.in.kbt" not in inputs
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
