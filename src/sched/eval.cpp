@@ -558,7 +558,7 @@ int run_eval(const EvalOptions& options) {
     const bool saved_before = environment_saved;
     feed_chunk(chunks.front(), &hello, {});
     if (!saved_before && environment_saved) {
-      // The physical floor's peaks: the calibration the report uses for this run (issue 20).
+      // The physical floor's peaks (issue 20): the highest of the calibrations matching the run.
       if (auto with_env = db.find_run(key); with_env && o.time) {
         st.peaks = store::floor_peaks(db, *with_env);
       }
