@@ -397,7 +397,7 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "most tasks with reference files on disk (fed to the lanes, last job not "
                    "ended) before another chunk of references starts; more lets the references "
                    "run further ahead of the lanes, within the room gate's memory (default: on "
-                   "cuda the lanes, at least 8; on cpu 32)")
+                   "cuda the lanes plus two per reference worker, at least 8; on cpu 32)")
       ->check(CLI::Range(1, 1024));
   eval->add_option("--jobs", ev.jobs,
                    "candidates evaluated at once (default: on cuda half the cores, at most 8 and "

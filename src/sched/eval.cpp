@@ -215,10 +215,12 @@ int reference_workers(const std::string& device, int lanes) {
   return std::min(6, lanes / 2 + 2);
 }
 
-std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes) {
+std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes,
+                          int reference_workers) {
   const std::size_t chunks_ahead = device == "cuda" ? 4 : 2;
-  const std::size_t at_least = device == "cuda" ? static_cast<std::size_t>(std::max(lanes, 0)) : 0;
-  return std::max(chunks_ahead * chunk, at_least);
+  const std::size_t busy = static_cast<std::size_t>(std::max(lanes, 0)) +
+                           static_cast<std::size_t>(std::max(reference_workers, 0)) * chunk;
+  return std::max(chunks_ahead * chunk, device == "cuda" ? busy : 0);
 }
 
 int default_jobs(const std::string& device, unsigned cores) {
@@ -433,8 +435,7 @@ int run_eval(const EvalOptions& options) {
   // starts only while at most live_task_cap(...) tasks have files on disk.
   // The first chunk is one task: the lanes and the other reference workers wait for it (its
   // worker's hello), and on the H200 a task's references take 1-10 s (their files). On the GPU
-  // chunks of two, four ahead: with six reference workers, at most 20 tasks have files, as with
-  // three workers and chunks of four (files of the Activation tasks are 4-8 GB each: tmpfs).
+  // chunks of two (files of the Activation tasks are 2-8 GB each, on a tmpfs).
   const size_t chunk = o.device == "cuda" ? 2 : 16;
   std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size();) {
@@ -584,12 +585,16 @@ int run_eval(const EvalOptions& options) {
   // ... and while the machine has room for their files (on a GPU machine the work folder is
   // often /dev/shm: 184 tasks' references ran the H200 host out of memory at 113 GB of files).
   RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
+  const int reference_lanes =
+      o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
+  const std::size_t live_cap = o.live_tasks > 0
+                                   ? static_cast<std::size_t>(o.live_tasks)
+                                   : live_task_cap(o.device, chunk, jobs.lanes, reference_lanes);
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         trace_pipeline("gate_wait", fmt::format("chunk{}", i));
-        feed.wait_until_live_at_most(o.live_tasks > 0 ? static_cast<std::size_t>(o.live_tasks)
-                                                      : live_task_cap(o.device, chunk, jobs.lanes));
+        feed.wait_until_live_at_most(live_cap);
         trace_pipeline("gate_pass", fmt::format("chunk{}", i));
         std::vector<std::uint64_t> task_guess;
         for (const auto& job : chunks[i])
@@ -630,10 +635,8 @@ int run_eval(const EvalOptions& options) {
     }
   };
   std::thread references([&] {
-    const int count =
-        o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
     std::vector<std::thread> workers;
-    for (int k = 0; k < count; ++k) workers.emplace_back(reference_lane);
+    for (int k = 0; k < reference_lanes; ++k) workers.emplace_back(reference_lane);
     for (auto& w : workers) w.join();
     feed.close();
   });

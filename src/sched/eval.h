@@ -30,7 +30,7 @@ struct EvalOptions {
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
-  /// live_task_cap(device, chunk, lanes).
+  /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
@@ -68,10 +68,13 @@ int default_jobs(const std::string& device, unsigned cores);
 int reference_workers(const std::string& device, int lanes);
 
 /// The most tasks with reference files on disk ("live": fed to the lanes, last job not ended)
-/// before another chunk of references starts: on the GPU four chunks of `chunk` tasks, and never
-/// fewer than the lanes (with more lanes than that, as --jobs may ask, lanes would idle for want
-/// of a live task; the room gate still keeps the files within memory); on the CPU two chunks.
-std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes);
+/// before another chunk of references starts: on the GPU a task for every lane and a chunk of
+/// `chunk` tasks for every reference worker, at least four chunks (with fewer, the references
+/// stop while lanes still run: session 20 on the H200, 12 lanes and 8 workers under a cap of 20,
+/// the reference lanes waited 252 s at the cap and the lanes lacked a task 87 s; the room gate
+/// keeps the files within memory); on the CPU two chunks.
+std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes,
+                          int reference_workers);
 
 /// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.

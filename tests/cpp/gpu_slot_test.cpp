@@ -501,12 +501,13 @@ TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
   EXPECT_EQ(sched::reference_workers("cpu", 16), 1);
 }
 
-TEST(LiveTaskCap, FourChunksAheadOnTheGpuAndNeverFewerThanTheLanes) {
-  EXPECT_EQ(sched::live_task_cap("cuda", 2, 8), 8u);  // the default lanes: four chunks of two
-  EXPECT_EQ(sched::live_task_cap("cuda", 2, 4), 8u);
-  EXPECT_EQ(sched::live_task_cap("cuda", 2, 12), 12u);  // --jobs 12: a live task for each lane
-  EXPECT_EQ(sched::live_task_cap("cpu", 16, 2), 32u);
-  EXPECT_EQ(sched::live_task_cap("cpu", 16, 64), 32u);  // the CPU's lanes take many tasks each
+TEST(LiveTaskCap, OnTheGpuATaskForEveryLaneAndAChunkForEveryReferenceWorker) {
+  // the default lanes (8) and reference workers (6): 8 + 6 chunks of two
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 8, 6), 20u);
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 12, 8), 28u);  // --jobs 12 --reference-workers 8
+  EXPECT_EQ(sched::live_task_cap("cuda", 2, 1, 1), 8u);    // at least four chunks
+  EXPECT_EQ(sched::live_task_cap("cpu", 16, 2, 1), 32u);
+  EXPECT_EQ(sched::live_task_cap("cpu", 16, 64, 1), 32u);  // the CPU's lanes take many tasks each
 }
 
 TEST(DefaultJobs, TheGpusMemoryCapsThem) {
