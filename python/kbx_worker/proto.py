@@ -53,15 +53,7 @@ class Channel:
         """Asks the supervisor, while this job holds the GPU's timing slot, to freeze every other
         job on the host (a host-bound call is about to be timed). True when it did ("quiet"),
         False when it refused ("loud") or closed the pipe."""
-        self.want_quiet()
-        return self.quiet_answer()
-
-    def want_quiet(self):
-        """ask_quiet's question alone: the supervisor freezes the others while this job goes on
-        (its warm-up); quiet_answer() reads the answer, once per question."""
         self.send("quiet_wanted")
-
-    def quiet_answer(self):
         return self._in.readline().strip() == "quiet"
 
     def end_quiet(self):

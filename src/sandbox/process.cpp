@@ -405,9 +405,8 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
         out.slot_released_after = static_cast<int>(st.events_seen) + 1;
       }
     } else if (ev == "quiet_wanted") {
-      // Before the case's timed batches (after its warm-up, or with every loop quiet before
-      // it): threads the worker made under the slot run where its threads ran before the
-      // slot, not on the slot's CPU.
+      // After the case's warm-up, before its timed batches: threads the warm-up made run where
+      // the worker's threads ran before the slot, not on the slot's CPU.
       if (st.pinned) spread_threads(worker, st.cpus_before, worker);
       const bool quiet = s.quiet && st.held && s.quiet->hush(st.member);
       answer(request_fd, quiet ? "quiet\n" : "loud\n");

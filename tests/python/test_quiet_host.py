@@ -18,13 +18,6 @@ class FakeQuiet:
         self.log.append("ask")
         return self.grant
 
-    def want_quiet(self):
-        self.log.append("want")
-
-    def quiet_answer(self):
-        self.log.append("answer")
-        return self.grant
-
     def end_quiet(self):
         self.log.append("end")
 
@@ -124,18 +117,6 @@ def test_the_channel_asks_on_the_event_pipe_and_reads_the_answer_on_the_request_
     assert channel.ask_quiet() is False  # the supervisor closed the pipe: no quiet host
     sent = os.read(ev_r, 4096).decode().splitlines()
     assert sent == ['{"ev":"quiet_wanted"}'] * 2 + ['{"ev":"quiet_done"}', '{"ev":"quiet_wanted"}']
-
-
-def test_the_channel_asks_first_and_reads_the_answer_later():
-    req_r, req_w = os.pipe()
-    ev_r, ev_w = os.pipe()
-    channel = Channel(req_r, ev_w)
-    channel.want_quiet()
-    assert os.read(ev_r, 4096).decode() == '{"ev":"quiet_wanted"}\n'  # sent at once
-    os.write(req_w, b"quiet\n")
-    assert channel.quiet_answer() is True
-    os.close(req_w)
-    assert channel.quiet_answer() is False
 
 
 def test_the_quiet_ends_when_the_settle_fails():
