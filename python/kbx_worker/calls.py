@@ -2,7 +2,8 @@
 
 import torch
 
-from .argcodec import flatten_result, scalar_to_tensor
+from .argcodec import encode_call, flatten_result, scalar_to_tensor
+from .casegen import Ctx
 from .tensorio import dtype_name, write_kbt
 
 _UPCAST = {torch.float16: torch.float64, torch.bfloat16: torch.float64,
@@ -40,6 +41,24 @@ def set_tf32(allowed):
     torch.backends.cuda.matmul.allow_tf32 = bool(allowed)
     torch.backends.cudnn.allow_tf32 = bool(allowed)
     return saved
+
+
+def build_inputs(make, seed, device, tf32):
+    """A case's input tensors by name, made again by its generator from the case's seed: under
+    the task's TF32 rule and torch's default dtype (float32), whatever the process had set (a
+    candidate may change either), both put back after. The reference's worker checks with it
+    that a case's inputs come back bit for bit before it keeps no file for them; a candidate's
+    worker builds them with it."""
+    saved = set_tf32(tf32)
+    saved_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    try:
+        args, kwargs = make(Ctx(seed, device))
+        _, tensors = encode_call(list(args), kwargs)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        torch.set_default_dtype(saved_dtype)
+    return tensors
 
 
 def sync(device):

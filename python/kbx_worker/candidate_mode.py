@@ -15,9 +15,8 @@ import traceback
 import torch
 
 from . import tensorio
-from .argcodec import decode_call, encode_call
-from .casegen import Ctx
-from .calls import classify_exception, same_bits, save_result, set_tf32, sync
+from .argcodec import decode_call
+from .calls import build_inputs, classify_exception, same_bits, save_result, set_tf32, sync
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import DeferredFiles, read_kbt, write_kbt
@@ -287,16 +286,7 @@ class CaseInputs:
         return out
 
     def _rebuild(self, spec, seed):
-        saved = set_tf32(self.tf32)
-        saved_dtype = torch.get_default_dtype()
-        torch.set_default_dtype(torch.float32)  # as in the reference's process
-        try:
-            args, kwargs = spec.make(Ctx(seed, self.device))
-            _, tensors = encode_call(list(args), kwargs)
-        finally:
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-            torch.set_default_dtype(saved_dtype)
-        return tensors
+        return build_inputs(spec.make, seed, self.device, self.tf32)
 
 
 # Kinds of a failed call after which the worker goes on with the next case: the process and its

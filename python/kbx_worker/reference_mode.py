@@ -16,8 +16,8 @@ import traceback
 import torch
 
 from .argcodec import encode_call, flatten_result
-from .calls import (narrow_shadow, same_bits, save_result, set_tf32, shadow_minus_ref, sync,
-                    upcast)
+from .calls import (build_inputs, narrow_shadow, same_bits, save_result, set_tf32,
+                    shadow_minus_ref, sync, upcast)
 from .casegen import Ctx, case_seed
 from . import tensorio
 from .taskload import Reference
@@ -93,12 +93,13 @@ def _run_case(ref, job, case, device, files=None):
                                   save and files.write, dedup)
     write_kbt(base + ".ref_after.kbt", {k: tensors[k] for k in changed})
     lap("save_ref")
-    in_file = True
-    # (a call of scalars only, as logspace's, has an empty file: nothing to save, kept)
-    if save and job.get("lean_inputs") and files.defer and tensors and not changed and not random:
-        in_file = not _inputs_rebuild(case, seed, device, inputs_digest)
-        if not in_file:
-            in_file = not files.discard(in_base + ".in.kbt")
+    # No inputs file where the generator gives them back (a call of scalars only, as logspace's,
+    # keeps its empty file); one already on disk (the deferred writes were full) stays.
+    lean = save and job.get("lean_inputs") and files.defer and tensors and not changed \
+        and not random
+    in_file = not (lean and _inputs_rebuild(case, seed, device, inputs_digest, job)
+                   and files.discard(in_base + ".in.kbt"))
+    if lean:
         lap("lean")
     ev = {"task": job["task"], "label": job.get("label", ""), "case": case.name,
           "tier": case.tier, "dist": case.dist, "case_seed": seed, "call": call,
@@ -144,17 +145,14 @@ def _run_case(ref, job, case, device, files=None):
     return ev
 
 
-def _inputs_rebuild(case, seed, device, inputs_digest):
+def _inputs_rebuild(case, seed, device, inputs_digest, job):
     """Whether the case's generator, run again from its seed, gives the same inputs bit for bit
     (by their checksums): then a candidate's worker builds them itself and the reference keeps
     no inputs file for the case (lean_inputs: the full-size inputs were 47% of the references'
     bytes on the H200, the room the run lacked). Out of memory or any failure: False."""
-    try:
-        args, kwargs = case.make(Ctx(seed, device))
-        _, again = encode_call(list(args), kwargs)
-        same = tensorio.digest(again) == inputs_digest
-        del args, kwargs, again
-        return same
+    try:  # built as a candidate's worker will build them
+        return tensorio.digest(build_inputs(case.make, seed, device,
+                                            job.get("tf32", False))) == inputs_digest
     except Exception:  # noqa: BLE001 - the file is kept; nothing is lost but room
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
