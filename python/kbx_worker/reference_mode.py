@@ -7,6 +7,8 @@ only folder a candidate sees):
   ref_after   the inputs after the reference call (for tasks that update tensors in place)
   shadow      the reference's result on float64 copies of the inputs (when the task allows)
   shadow_after the float64 inputs after the shadow call
+A small result's event also carries its sensitivity (sensitivity.py): how far the shadow moves
+when the inputs move by a rounding, the floor of the judge's error allowance.
 """
 
 import os
@@ -19,7 +21,7 @@ from .argcodec import encode_call, flatten_result
 from .calls import (build_inputs, narrow_shadow, same_bits, save_result, set_tf32,
                     shadow_minus_ref, sync, upcast)
 from .casegen import Ctx, case_seed
-from . import tensorio
+from . import sensitivity, tensorio
 from .taskload import Reference
 from .timer import CudaTimer
 
@@ -113,9 +115,20 @@ def _run_case(ref, job, case, device, files=None):
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
+        # Special values set their own scale (fi.max moved by a rounding is huge): no floor there.
+        floor = not random and not ctx.used_special and sensitivity.wanted(result, tensors, changed)
+        pristine = _copy_or_error(shadow_args, ev) if floor else None  # the shadow may update them
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
+        if pristine is not None:
+            try:
+                ev["sensitivity"], ev["sensitivity_after"] = sensitivity.measure(
+                    fn, pristine, tensors, seed, result, sresult, stensors, changed, device)
+            except Exception as exc:  # noqa: BLE001 - out of memory: judged without the floor
+                _no_floor(ev, exc)
+            del pristine
+            lap("sensitivity")
         # Half the bytes of a float64 shadow: float32 for float16 and bfloat16 results
         # (narrow_shadow), float32 differences from float32 ones (shadow_minus_ref)
         refs = {k: v for k, v in flatten_result(result)[1] if isinstance(v, torch.Tensor)}
@@ -143,6 +156,24 @@ def _run_case(ref, job, case, device, files=None):
     ev["seconds"] = time.perf_counter() - t0
     ev["phases"] = {k: round(v, 4) for k, v in phases.items()}
     return ev
+
+
+def _no_floor(ev, exc):
+    """Records why a small result has no sensitivity (the judge then allows only PyTorch's own
+    error and the ulp floor: stricter, never looser)."""
+    ev["sensitivity_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _copy_or_error(shadow_args, ev):
+    """A float64 copy of the shadow's arguments for the sensitivity, or None (recorded in the
+    event) when there is no room for it."""
+    try:
+        return upcast(shadow_args)
+    except Exception as exc:  # noqa: BLE001 - out of memory
+        _no_floor(ev, exc)
+        return None
 
 
 def _inputs_rebuild(case, seed, device, inputs_digest, job):

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -132,12 +133,49 @@ std::set<std::string> names_listed(const json& ref_ev, const char* key) {
   return names;
 }
 
+/// The reference event's sensitivities under `key` ("sensitivity" for result leaves,
+/// "sensitivity_after" for updated inputs): {name: {"inf", "l2", "terms_inf", "terms_l2"}}.
+std::map<std::string, Sensitivity> sensitivities(const json& ref_ev, const char* key) {
+  std::map<std::string, Sensitivity> floors;
+  const auto it = ref_ev.find(key);
+  if (it == ref_ev.end() || it->is_null()) return floors;
+  if (!it->is_object()) {
+    throw std::runtime_error(fmt::format("reference event: {} is not an object", key));
+  }
+  for (const auto& [name, entry] : it->items()) {
+    Sensitivity f;
+    bool valid = entry.is_object();
+    for (auto [field, value] :
+         {std::pair{"inf", &f.max_abs}, std::pair{"l2", &f.rel_l2},
+          std::pair{"terms_inf", &f.terms_max_abs}, std::pair{"terms_l2", &f.terms_rel_l2}}) {
+      const auto v = valid ? entry.find(field) : entry.end();
+      valid = valid && v != entry.end() && v->is_number() && v->get<double>() >= 0 &&
+              std::isfinite(v->get<double>());
+      if (valid) *value = v->get<double>();
+    }
+    if (!valid) {
+      throw std::runtime_error(
+          fmt::format("reference event: {}[{}] must hold inf, l2, terms_inf and terms_l2, each a "
+                      "finite, non-negative number",
+                      key, name));
+    }
+    floors[name] = f;
+  }
+  return floors;
+}
+
+Sensitivity floor_of(const std::map<std::string, Sensitivity>& floors, const std::string& name) {
+  const auto it = floors.find(name);
+  return it == floors.end() ? Sensitivity{} : it->second;
+}
+
 ShadowForm form_of(const std::set<std::string>& minus_ref, const std::string& name) {
   return minus_ref.count(name) ? ShadowForm::MinusRef : ShadowForm::Values;
 }
 
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
                      const TensorFile& shadow, const std::set<std::string>& shadow_minus_ref,
+                     const std::map<std::string, Sensitivity>& floors,
                      const suite::Contract& contract, bool shapes_only = false,
                      const std::set<std::string>& skip = {}, bool per_element = false,
                      const Yield& yield = {}) {
@@ -164,7 +202,7 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
     }
     worsen(v,
            compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield,
-                        form_of(shadow_minus_ref, r.name)),
+                        form_of(shadow_minus_ref, r.name), floor_of(floors, r.name)),
            r.name);
   }
 }
@@ -186,6 +224,7 @@ void compare_unkept_inputs(CaseVerdict& v, const json& ref_event, const TensorFi
 void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand_after,
                     const TensorFile& ref_after, const TensorFile& shadow_after,
                     const std::set<std::string>& shadow_after_minus_ref,
+                    const std::map<std::string, Sensitivity>& floors,
                     const suite::Contract& contract, bool shapes_only = false,
                     bool per_element = false, const Yield& yield = {}) {
   for (const auto& original : in.tensors) {
@@ -203,7 +242,8 @@ void compare_inputs(CaseVerdict& v, const TensorFile& in, const TensorFile& cand
     if (expected) {
       worsen(v,
              compare_leaf(*after, *expected, shadow_after.find(original.name), contract,
-                          per_element, yield, form_of(shadow_after_minus_ref, original.name)),
+                          per_element, yield, form_of(shadow_after_minus_ref, original.name),
+                          floor_of(floors, original.name)),
              "updated input " + original.name);
     } else if (after != &original && !after->bitwise_equal(original)) {
       worsen(v,
@@ -220,6 +260,7 @@ struct ReferenceSide {
   bool in_kept = true;  ///< false: the reference kept no inputs file (`in` is empty)
   TensorFile in, ref, ref_after, shadow, shadow_after;
   std::set<std::string> shadow_minus_ref, shadow_after_minus_ref;  ///< stored as shadow - ref
+  std::map<std::string, Sensitivity> floors, floors_after;         ///< results', updated inputs'
 };
 
 ReferenceSide read_reference_side(const CaseFiles& f) {
@@ -244,6 +285,8 @@ ReferenceSide read_reference_side(const CaseFiles& f) {
   }
   r.shadow_minus_ref = names_listed(f.ref_event, "shadow_minus_ref");
   r.shadow_after_minus_ref = names_listed(f.ref_event, "shadow_after_minus_ref");
+  r.floors = sensitivities(f.ref_event, "sensitivity");
+  r.floors_after = sensitivities(f.ref_event, "sensitivity_after");
   return r;
 }
 
@@ -264,11 +307,11 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   // Special values (the case's inputs came from ctx.special()) of an elementwise task: every
   // finite element against its own magnitude, since the extremes set the normwise scale.
   const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
-  compare_outputs(v, cand, r.ref, r.shadow, r.shadow_minus_ref, contract, random,
+  compare_outputs(v, cand, r.ref, r.shadow, r.shadow_minus_ref, r.floors, contract, random,
                   judged_as_inputs(f.ref_event, f.cand_event), per_element, yield);
   if (r.in_kept) {
     compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
-                   contract, random, per_element, yield);
+                   r.floors_after, contract, random, per_element, yield);
   } else {
     compare_unkept_inputs(v, f.ref_event, cand_after);
   }
@@ -279,9 +322,10 @@ CaseVerdict judge_synthetic(const CaseFiles& f, const TensorFile& outputs,
                             const suite::Contract& contract) {
   CaseVerdict v;
   const ReferenceSide r = read_reference_side(f);
-  compare_outputs(v, outputs, r.ref, r.shadow, r.shadow_minus_ref, contract);
+  compare_outputs(v, outputs, r.ref, r.shadow, r.shadow_minus_ref, r.floors, contract);
   // A synthetic candidate leaves inputs unchanged: it fails where the reference updates them.
-  compare_inputs(v, r.in, r.in, r.ref_after, r.shadow_after, r.shadow_after_minus_ref, contract);
+  compare_inputs(v, r.in, r.in, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
+                 r.floors_after, contract);
   return v;
 }
 

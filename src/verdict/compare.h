@@ -25,12 +25,26 @@ using Yield = std::function<void()>;
 /// shadow_minus_ref, listed in the case event's "shadow_minus_ref").
 enum class ShadowForm { Values, MinusRef };
 
+/// Two float64 measures of a small result (the reference's "sensitivity"), whose smaller one is
+/// a floor under PyTorch's own error in the shadow model's normwise ratios: how far the result
+/// moves when its inputs move by about one rounding, and the result of the call on the absolute
+/// values of its inputs (the terms that rounding errors scale with), the latter in ulps.
+/// docs/task-format.md says why both.
+struct Sensitivity {
+  double max_abs = 0;        ///< the largest movement of an element
+  double rel_l2 = 0;         ///< the movement's L2 norm over the result's
+  double terms_max_abs = 0;  ///< the largest |f(|inputs|)|
+  double terms_rel_l2 = 0;   ///< ||f(|inputs|)|| over the result's L2 norm
+};
+
 /// Compares a candidate tensor with the reference at the task's dtype and, for the shadow
 /// model, the float64 shadow (which may be null when the task has none: then allclose/exact).
 /// `per_element` (special-value cases of elementwise tasks) adds the per-element rule of the
 /// shadow model: each finite element against its own magnitude (docs/task-format.md).
+/// `floor` raises the normwise allowances (not the per-element one) to the result's sensitivity.
 LeafVerdict compare_leaf(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
                          const suite::Contract& contract, bool per_element = false,
-                         const Yield& yield = {}, ShadowForm form = ShadowForm::Values);
+                         const Yield& yield = {}, ShadowForm form = ShadowForm::Values,
+                         const Sensitivity& floor = {});
 
 }  // namespace kbx::verdict

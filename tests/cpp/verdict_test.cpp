@@ -331,6 +331,63 @@ TEST_F(InPlaceCaseJudge, ReferenceOutputsIncludeTheUpdatedInput) {
   EXPECT_EQ(outs.find("out")->numel(), 3);
 }
 
+/// x + 3y with x near -3y (one element): PyTorch's fused multiply-add is exact, a kernel that
+/// multiplies, then adds, is off by the product's rounding: far beyond 10x PyTorch's zero error
+/// and 4 ulps of the tiny result, within what a rounding of the inputs moves the result.
+TEST(Compare, SensitivityFloorsTheNormwiseRatios) {
+  const double x = 1.625165581703186,
+               y = -0.541300356388092;  // float32 values (a seed of Math/add)
+  const double exact = x + 3 * y;
+  const float fused = static_cast<float>(exact);
+  const float unfused = static_cast<float>(x) + static_cast<float>(3 * static_cast<float>(y));
+  ASSERT_NE(fused, unfused);
+  auto r = f32("out", {fused});
+  auto c = f32("out", {unfused});
+  auto s = f64("out", {exact});
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract()).status, Status::NumericalMismatch);
+  // the two measures: a rounding of the inputs moves the result 1e-7; the terms |x| + 3|y| are
+  // 3.25 (4 float32 ulps of them: 1.5e-6); the smaller counts
+  const verdict::Sensitivity floor{1e-7, 1e-7 / std::fabs(exact), 3.25, 3.25 / std::fabs(exact)};
+  auto v = verdict::compare_leaf(c, r, &s, shadow_contract(), false, {},
+                                 verdict::ShadowForm::Values, floor);
+  EXPECT_EQ(v.status, Status::Passed) << v.detail;
+  // ten times the floor is the limit: an answer off by 2e-6 still fails, naming the floor
+  auto far = f32("out", {static_cast<float>(exact + 2e-6)});
+  v = verdict::compare_leaf(far, r, &s, shadow_contract(), false, {}, verdict::ShadowForm::Values,
+                            floor);
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+  EXPECT_NE(v.detail.find("a rounding of the inputs moves the result"), std::string::npos);
+}
+
+TEST(Compare, SensitivityTakesTheSmallerMeasure) {
+  // a result that moves a lot with its inputs but whose terms are no larger than itself (the
+  // distance of two identical inputs, cos near a multiple of pi): an honest kernel is exact
+  // there, and the floor adds nothing
+  auto r = f32("out", {1e-6f});
+  auto s = f64("out", {static_cast<double>(1e-6f)});
+  auto c = f32("out", {1.5e-6f});
+  const verdict::Sensitivity moves_a_lot{1e-5, 10, 1e-6, 1};
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract(), false, {},
+                                  verdict::ShadowForm::Values, moves_a_lot)
+                .status,
+            Status::NumericalMismatch);
+  const verdict::Sensitivity large_terms{1e-12, 1e-6, 1e3, 1e9};  // cancels, barely moves
+  EXPECT_EQ(verdict::compare_leaf(c, r, &s, shadow_contract(), false, {},
+                                  verdict::ShadowForm::Values, large_terms)
+                .status,
+            Status::NumericalMismatch);
+}
+
+TEST(Compare, SensitivityLeavesThePerElementRuleAlone) {
+  // special values are judged element by element; a large floor does not loosen that rule
+  auto r = f32("out", {1e30f, 1.0f});
+  auto s = f64("out", {1e30, 1.0});
+  const verdict::Sensitivity floor{1e25, 1.0, 1e40, 1e10};
+  auto v = verdict::compare_leaf(f32("out", {1e30f, 1.001f}), r, &s, shadow_contract(), true, {},
+                                 verdict::ShadowForm::Values, floor);
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+}
+
 /// A full-size case whose reference kept no inputs file (lean_inputs): its event says
 /// `in_file` false and lists the inputs; the candidate's worker sends back only changed inputs.
 class LeanCaseJudge : public ::testing::Test {
@@ -387,6 +444,27 @@ TEST_F(LeanCaseJudge, AnOutputClaimedSameAsAnUnchangedInputIsMissing) {
 TEST_F(LeanCaseJudge, AnUpdatingReferenceWithoutItsInputsFileIsAnError) {
   verdict::write_tensor_file(base_.string() + ".ref_after.kbt", {f32("arg0", {1, 1, 1})});
   EXPECT_THROW(judge({2, 4, 6}, {}), std::exception);
+}
+
+TEST_F(LeanCaseJudge, TheEventsSensitivityReachesTheComparison) {
+  // {2, 4, 6} against an answer off by 1e-3 in one element: beyond PyTorch's zero error and 4
+  // ulps, within ten times a sensitivity of 2e-4
+  EXPECT_EQ(judge({2, 4, 6.001f}, {}).status, Status::NumericalMismatch);
+  const nlohmann::json floor = {{"inf", 2e-4}, {"l2", 1e-4}, {"terms_inf", 1e3}, {"terms_l2", 1e3}};
+  ref_ev_["sensitivity"] = {{"out", floor}};
+  EXPECT_EQ(judge({2, 4, 6.001f}, {}).status, Status::Passed);
+  ref_ev_["sensitivity"] = {{"other", floor}};  // another leaf's
+  EXPECT_EQ(judge({2, 4, 6.001f}, {}).status, Status::NumericalMismatch);
+}
+
+TEST_F(LeanCaseJudge, AMalformedSensitivityIsAnError) {
+  ref_ev_["sensitivity"] = {
+      {"out", {{"inf", -1.0}, {"l2", 0.0}, {"terms_inf", 0.0}, {"terms_l2", 0.0}}}};
+  EXPECT_THROW(judge({2, 4, 6}, {}), std::runtime_error);
+  ref_ev_["sensitivity"] = {{"out", {{"inf", 1.0}, {"l2", 0.0}}}};  // no terms
+  EXPECT_THROW(judge({2, 4, 6}, {}), std::runtime_error);
+  ref_ev_["sensitivity"] = nlohmann::json::array({1, 2});
+  EXPECT_THROW(judge({2, 4, 6}, {}), std::runtime_error);
 }
 
 }  // namespace
