@@ -117,10 +117,15 @@ def _run_case(ref, job, case, device, files=None):
         fn = ref.shadow or ref.entry
         # Special values set their own scale (fi.max moved by a rounding is huge): no floor there.
         floor = not random and not ctx.used_special and sensitivity.wanted(result, tensors, changed)
-        pristine = _copy_or_error(shadow_args, ev) if floor else None  # the shadow may update them
+        # float64 copies for the floor: of the reference's own inputs after the shadow when the
+        # call leaves them unchanged (no second copy of a full case's inputs while the shadow
+        # runs), else before it, since the shadow updates its copies
+        pristine = _copy_or_error(shadow_args, ev) if floor and changed else None
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
+        if floor and not changed:
+            pristine = _copy_or_error((args, kwargs), ev)
         if pristine is not None:
             try:
                 ev["sensitivity"], ev["sensitivity_after"] = sensitivity.measure(
