@@ -8,10 +8,12 @@ only folder a candidate sees):
   shadow      the reference's result on float64 copies of the inputs (when the task allows)
   shadow_after the float64 inputs after the shadow call
 A small result's event also carries its sensitivity (sensitivity.py): how far the shadow moves
-when the inputs move by a rounding, the floor of the judge's error allowance.
+when the inputs move by a rounding, and the shadow of their absolute values, the two measures of
+the floor under the judge's error allowance.
 """
 
 import os
+import sys
 import time
 import traceback
 
@@ -167,6 +169,8 @@ def _no_floor(ev, exc):
     """Records why a small result has no sensitivity (the judge then allows only PyTorch's own
     error and the ulp floor: stricter, never looser)."""
     ev["sensitivity_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    print(f"kbx reference: {ev['task']} {ev['case']}: judged without the small-result floor "
+          f"({ev['sensitivity_error']})", file=sys.stderr, flush=True)
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
 

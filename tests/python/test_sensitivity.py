@@ -171,3 +171,16 @@ def test_an_honest_unfused_add_passes_at_that_seed(kbx, tmp_path):
 
 def test_a_zero_dim_answer_off_by_more_than_a_rounding_still_fails(kbx, tmp_path):
     assert _statuses(kbx, tmp_path, VERDICT / "sensitivity_floor") == "numerical_mismatch"
+
+
+def test_a_floor_that_cannot_be_measured_is_left_out_and_said(tmp_path, monkeypatch, capfd):
+    # out of memory on the GPU, say: the case is judged without the floor (stricter), and the
+    # event and the worker's stderr say why
+    def no_room(*args, **kwargs):
+        raise RuntimeError("CUDA out of memory (stand-in)")
+
+    monkeypatch.setattr(sensitivity, "measure", no_room)
+    _, events = run_reference(tmp_path, REFERENCE, "Math/axpy", "axpy", ["small"])
+    assert "sensitivity" not in events["one"]
+    assert "out of memory" in events["one"]["sensitivity_error"]
+    assert "Math/axpy one: judged without the small-result floor" in capfd.readouterr().err
