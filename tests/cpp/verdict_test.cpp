@@ -339,7 +339,8 @@ TEST(Compare, SensitivityFloorsTheNormwiseRatios) {
                y = -0.541300356388092;  // float32 values (a seed of Math/add)
   const double exact = x + 3 * y;
   const float fused = static_cast<float>(exact);
-  const float unfused = static_cast<float>(x) + static_cast<float>(3 * static_cast<float>(y));
+  volatile float product = 3 * static_cast<float>(y);  // rounded here, never contracted
+  const float unfused = static_cast<float>(x) + product;
   ASSERT_NE(fused, unfused);
   auto r = f32("out", {fused});
   auto c = f32("out", {unfused});

@@ -27,11 +27,13 @@ def _add_inputs(seed=SEED):
 
 
 def test_the_seed_is_one_where_the_order_of_rounding_matters():
+    # a fused multiply-add rounds x + 3y once (PyTorch's CPU kernel does, on this machine); a
+    # kernel that multiplies, then adds, rounds 3y first: 5.96e-8 apart, with x + 3y = 1.26e-3
     a, b = _add_inputs()
-    fused = torch.add(a, b, alpha=3).item()
+    exact = a.item() + 3.0 * b.item()  # float64 holds it exactly
+    fused = float(np.float32(exact))
     unfused = float(np.float32(a.item()) + np.float32(3) * np.float32(b.item()))
-    exact = a.item() + 3.0 * b.item()
-    assert fused == exact and unfused != exact
+    assert fused == exact and abs(unfused - exact) == pytest.approx(5.96e-8, rel=1e-2)
 
 
 def _measure(a, b, seed=7):
