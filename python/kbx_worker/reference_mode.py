@@ -118,21 +118,17 @@ def _run_case(ref, job, case, device, files=None):
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
         # Special values set their own scale (fi.max moved by a rounding is huge): no floor there.
-        floor = not random and not ctx.used_special and sensitivity.wanted(result, tensors, changed)
-        # float64 copies for the floor: of the reference's own inputs after the shadow when the
-        # call leaves them unchanged (no second copy of a full case's inputs while the shadow
-        # runs), else before it, since the shadow updates its copies
-        pristine = _copy_or_error(shadow_args, ev) if floor and changed else None
+        floor = not random and not ctx.used_special \
+            and sensitivity.wanted(result, tensors, changed, call)
+        pristine = _copy_or_error(shadow_args, ev) if floor else None  # the shadow updates its own
         sresult = fn(*sargs, **skwargs)
         sync(device)
         _, stensors = encode_call(sargs, skwargs)
-        if floor and not changed:
-            pristine = _copy_or_error((args, kwargs), ev)
         if pristine is not None:
             try:
                 ev["sensitivity"], ev["sensitivity_after"] = sensitivity.measure(
-                    fn, pristine, tensors, seed, result, sresult, stensors, changed, device)
-            except Exception as exc:  # noqa: BLE001 - out of memory: judged without the floor
+                    fn, pristine, tensors, seed, result, changed)
+            except Exception as exc:  # noqa: BLE001 - the base call fails: judged without it
                 _no_floor(ev, exc)
             del pristine
             lap("sensitivity")
@@ -176,10 +172,10 @@ def _no_floor(ev, exc):
 
 
 def _copy_or_error(shadow_args, ev):
-    """A float64 copy of the shadow's arguments for the sensitivity, or None (recorded in the
-    event) when there is no room for it."""
+    """A float64 copy of the shadow's arguments on the CPU for the sensitivity, or None (recorded
+    in the event) when there is no room for it."""
     try:
-        return upcast(shadow_args)
+        return sensitivity.cpu_copy(shadow_args)
     except Exception as exc:  # noqa: BLE001 - out of memory
         _no_floor(ev, exc)
         return None

@@ -20,16 +20,24 @@ by, and the judge takes the smaller:
 
 Both are large only where terms of a sum-like computation cancel and the result is sensitive to
 their rounding: the case the floor is for. Only for small results (MAX_ELEMENTS): over many
-elements PyTorch's worst error is a steady estimate and needs no floor."""
+elements PyTorch's worst error is a steady estimate and needs no floor.
 
+Every call here runs on the CPU, in float64, whatever the case's device: a moved input leaves the
+reference's domain (binary_cross_entropy's probability of exactly 1 becomes 1 + 6e-8), which the
+CPU answers with an exception (no floor from that call) and CUDA with a device-side assert that
+would end the reference worker's every later case. Hence also MAX_INPUT_ELEMENTS: a full-size
+case's inputs are not copied to the CPU, and such a case keeps the allowance it had before."""
+
+import json
 import math
 
 import torch
 
 from .argcodec import encode_call, flatten_result, scalar_to_tensor
-from .calls import sync, upcast
+from .calls import upcast
 
 MAX_ELEMENTS = 4096
+MAX_INPUT_ELEMENTS = 1 << 22  # float64 copies of at most 32 MB on the CPU
 SAMPLES = 4  # independent perturbations; the largest movement counts (one can cancel by chance)
 # Relative size of a perturbation, per original input dtype: the unit roundoff of the arithmetic
 # the contract asks for (half inputs are computed in float32). float64 inputs are not moved, and
@@ -54,12 +62,28 @@ def _judged(result, inputs, changed):
     return sizes
 
 
-def wanted(result, inputs, changed):
+def wanted(result, inputs, changed, call):
     """Whether the case's results (floating leaves and updated inputs) are small enough to need
-    the floor and some input can move."""
+    the floor, some input can move, the inputs are small enough to copy to the CPU, and the call
+    (its encoding, argcodec) names no CUDA device that would take the floor's calls there."""
     count = sum(_judged(result, inputs, changed).values())
     movable = any(t.dtype in _ROUNDOFF and t.numel() for t in inputs.values())
-    return movable and 0 < count <= MAX_ELEMENTS
+    copied = sum(t.numel() for t in inputs.values())
+    return movable and 0 < count <= MAX_ELEMENTS and copied <= MAX_INPUT_ELEMENTS \
+        and "cuda" not in json.dumps(call)
+
+
+def cpu_copy(value):
+    """A deep copy of call arguments on the CPU, floating tensors in float64 (upcast's)."""
+    if isinstance(value, torch.Tensor):
+        return upcast(value.detach().cpu())
+    if isinstance(value, tuple):
+        return tuple(cpu_copy(v) for v in value)
+    if isinstance(value, list):
+        return [cpu_copy(v) for v in value]
+    if isinstance(value, dict):
+        return {k: cpu_copy(v) for k, v in value.items()}
+    return upcast(value)
 
 
 def _moved(pristine, original_dtypes, seed):
@@ -114,22 +138,22 @@ def _fold(into, name, key_inf, key_l2, values, base):
     got[key_l2] = max(got[key_l2], rel_l2)
 
 
-def _call(fn, args, kwargs, device):
+def _call(fn, args, kwargs):
     result = fn(*args, **kwargs)
-    sync(device)
     return _float_leaves(result), encode_call(args, kwargs)[1]
 
 
-def measure(fn, pristine, inputs, seed, result, shadow_result, shadow_inputs, changed, device):
+def measure(fn, pristine, inputs, seed, result, changed):
     """The floor's measures of each small result leaf and updated input: ({leaf: entry},
-    {input: entry}), entry = {"inf", "l2"} (movement: the largest |moved - shadow| and its L2
-    over the shadow's) and {"terms_inf", "terms_l2"} (terms: the largest |f(|args|)| and its L2
-    over the shadow's). `pristine`: float64 copies of the arguments; `inputs` and `result` are the
-    reference's (their dtypes say what moves and what gets a floor). A call that fails adds
-    nothing (no floor: the stricter judgement)."""
+    {input: entry}), entry = {"inf", "l2"} (movement: the largest |moved - base| and its L2 over
+    the base's) and {"terms_inf", "terms_l2"} (terms: the largest |f(|args|)| and its L2 over the
+    base's), the base being the float64 result on the CPU. `pristine`: cpu_copy of the
+    arguments; `inputs` and `result` are the reference's (their dtypes say what moves and what
+    gets a floor). A call that fails adds nothing (no floor: the stricter judgement)."""
     judged = _judged(result, inputs, changed)
-    base = {k: v for k, v in _float_leaves(shadow_result).items() if k in judged}
-    base_after = {k: shadow_inputs[k] for k in changed if k in shadow_inputs and k in judged}
+    base_leaves, base_inputs = _call(fn, *upcast(pristine))
+    base = {k: v for k, v in base_leaves.items() if k in judged}
+    base_after = {k: base_inputs[k] for k in changed if k in base_inputs and k in judged}
     original_dtypes = {k: v.dtype for k, v in inputs.items()}
     results, updated = {}, {}
 
@@ -143,13 +167,12 @@ def measure(fn, pristine, inputs, seed, result, shadow_result, shadow_inputs, ch
 
     for k in range(SAMPLES):
         try:
-            leaves, after = _call(fn, *_moved(pristine, original_dtypes, seed + k), device)
+            leaves, after = _call(fn, *_moved(pristine, original_dtypes, seed + k))
         except Exception:  # noqa: BLE001 - a perturbation the reference rejects
             continue
         fold(leaves, after, "inf", "l2", True)
     try:
-        args, kwargs = _absolute(upcast(pristine))
-        leaves, after = _call(fn, args, kwargs, device)
+        leaves, after = _call(fn, *_absolute(upcast(pristine)))
         fold(leaves, after, "terms_inf", "terms_l2", False)
     except Exception:  # noqa: BLE001 - the call rejects non-negative arguments: terms stay 0
         pass

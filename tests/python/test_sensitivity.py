@@ -37,11 +37,9 @@ def test_the_seed_is_one_where_the_order_of_rounding_matters():
 
 
 def _measure(a, b, seed=7):
-    pristine = ((a.double(), b.double()), {"alpha": 3})
-    shadow = torch.add(*pristine[0], **pristine[1])
+    pristine = sensitivity.cpu_copy(((a, b), {"alpha": 3}))
     inputs, result = {"arg0": a, "arg1": b}, torch.add(a, b, alpha=3)
-    return sensitivity.measure(torch.add, pristine, inputs, seed, result, shadow, {}, [],
-                               "cpu"), pristine
+    return sensitivity.measure(torch.add, pristine, inputs, seed, result, []), pristine
 
 
 def test_the_floor_covers_the_unfused_rounding_and_repeats():
@@ -64,7 +62,7 @@ def test_the_floor_covers_the_unfused_rounding_and_repeats():
 def test_float64_inputs_do_not_move():
     # a rounding of a float64 input is below what the float64 shadow resolves: no floor
     a, b = (t.double() for t in _add_inputs())
-    assert not sensitivity.wanted(torch.zeros(()), {"arg0": a, "arg1": b}, [])
+    assert not sensitivity.wanted(torch.zeros(()), {"arg0": a, "arg1": b}, [], {})
     (results, _), _ = _measure(a, b)
     assert results == {}
 
@@ -72,14 +70,13 @@ def test_float64_inputs_do_not_move():
 def test_a_float64_result_of_float32_inputs_gets_no_floor():
     # computed in float64 (Fusion/fused_exp_mean's cases): a float32 rounding is far too loose
     x = torch.rand(16)
-    assert not sensitivity.wanted(x.double().exp().mean(), {"arg0": x}, [])
+    assert not sensitivity.wanted(x.double().exp().mean(), {"arg0": x}, [], {})
 
 
 def _both(f, *args):
-    pristine = (tuple(a.double() for a in args), {})
+    pristine = sensitivity.cpu_copy((args, {}))
     inputs = {f"arg{i}": a for i, a in enumerate(args)}
-    results, _ = sensitivity.measure(f, pristine, inputs, 11, f(*args), f(*pristine[0]), {}, [],
-                                     "cpu")
+    results, _ = sensitivity.measure(f, pristine, inputs, 11, f(*args), [])
     return results["out"]
 
 
@@ -117,11 +114,15 @@ def test_a_call_that_rejects_the_absolute_values_has_no_terms():
 def test_only_small_results_want_the_floor():
     small, large = torch.zeros(sensitivity.MAX_ELEMENTS), torch.zeros(sensitivity.MAX_ELEMENTS + 1)
     x = {"arg0": torch.zeros(1)}
-    assert sensitivity.wanted(small, x, []) and not sensitivity.wanted(large, x, [])
-    assert not sensitivity.wanted(torch.zeros(4, dtype=torch.int64), x, [])  # judged exactly
-    assert not sensitivity.wanted(small, {}, [])  # nothing to move
+    assert sensitivity.wanted(small, x, [], {}) and not sensitivity.wanted(large, x, [], {})
+    assert not sensitivity.wanted(torch.zeros(4, dtype=torch.int64), x, [], {})  # judged exactly
+    assert not sensitivity.wanted(small, {}, [], {})  # nothing to move
     # an updated input counts with the result
-    assert not sensitivity.wanted(small, x, ["arg0"])
+    assert not sensitivity.wanted(small, x, ["arg0"], {})
+    # inputs too large to copy to the CPU (a full-size case), or a call that names a CUDA device
+    huge = {"arg0": torch.empty(sensitivity.MAX_INPUT_ELEMENTS + 1)}
+    assert not sensitivity.wanted(torch.zeros(()), huge, [], {})
+    assert not sensitivity.wanted(small, x, [], {"kwargs": {"device": "cuda:0"}})
 
 
 REFERENCE = textwrap.dedent('''
@@ -176,13 +177,37 @@ def test_a_zero_dim_answer_off_by_more_than_a_rounding_still_fails(kbx, tmp_path
 
 
 def test_a_floor_that_cannot_be_measured_is_left_out_and_said(tmp_path, monkeypatch, capfd):
-    # out of memory on the GPU, say: the case is judged without the floor (stricter), and the
-    # event and the worker's stderr say why
+    # out of memory, say: the case is judged without the floor (stricter), and the event and the
+    # worker's stderr say why
     def no_room(*args, **kwargs):
-        raise RuntimeError("CUDA out of memory (stand-in)")
+        raise RuntimeError("out of memory (stand-in)")
 
     monkeypatch.setattr(sensitivity, "measure", no_room)
     _, events = run_reference(tmp_path, REFERENCE, "Math/axpy", "axpy", ["small"])
     assert "sensitivity" not in events["one"]
     assert "out of memory" in events["one"]["sensitivity_error"]
     assert "Math/axpy one: judged without the small-result floor" in capfd.readouterr().err
+
+
+DOMAIN = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def count(x):  # defined on zeros and ones only, as a probability of exactly 1 is at its edge
+        if not bool(((x == 0) | (x == 1)).all()):
+            raise ValueError("x must hold 0 and 1 only")
+        return x.sum()
+
+    def cases():
+        return [Case("edge", "small", lambda c: ((torch.tensor([1.0, 0.0, 1.0], device=c.device),), {}))]
+''')
+
+
+def test_a_moved_input_outside_the_references_domain_adds_nothing(tmp_path):
+    # every moved call raises (on the CPU an exception; on CUDA a domain check can be a
+    # device-side assert, which is why the floor's calls never run there): no movement, so no
+    # floor, and no error either
+    _, events = run_reference(tmp_path, DOMAIN, "Math/count", "count", ["small"])
+    got = events["edge"]["sensitivity"]["out"]
+    assert got["inf"] == 0 and got["terms_inf"] == 2.0
+    assert "sensitivity_error" not in events["edge"]
