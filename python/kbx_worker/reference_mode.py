@@ -127,7 +127,7 @@ def _run_case(ref, job, case, device, files=None):
         if pristine is not None:
             try:
                 ev["sensitivity"], ev["sensitivity_after"] = sensitivity.measure(
-                    fn, pristine, tensors, seed, result, changed)
+                    fn, pristine, tensors, seed, result, changed, job.get("ulp_floor", 4.0))
             except Exception as exc:  # noqa: BLE001 - the base call fails: judged without it
                 _no_floor(ev, exc)
             del pristine

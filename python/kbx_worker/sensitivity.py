@@ -5,8 +5,9 @@ ulps of the largest result). Where a result has few elements that error is a sam
 few, and where the result is small against the terms it is computed from, it can be zero by luck:
 Math/add's zero-dim x + 3*y with x near -3*y is exact in PyTorch's fused multiply-add and off by
 the product's rounding in an honest kernel that multiplies, then adds (an error ratio of 98.9, one
-seed in about a thousand). Two float64 measures bound what such a result may legitimately differ
-by, and the judge takes the smaller:
+seed in about a thousand). Two float64 measures, element by element, bound what such a result may
+legitimately differ by, and each element's floor is the smaller (in the terms' case, ulp_floor
+float32 ulps of it); the event carries the largest and their L2, the judge's two denominators:
 
 - movement: how far the result moves when each floating input moves by about one rounding of the
   arithmetic it is computed in (SAMPLES random perturbations, the largest movement). Large where
@@ -18,8 +19,8 @@ by, and the judge takes the smaller:
   errors scale with (x + 3*y gives |x| + 3|y|; a sum, the sum of |x_i|). Large where terms
   cancel, but also where the call is not of that kind (exp of a negative number).
 
-Both are large only where terms of a sum-like computation cancel and the result is sensitive to
-their rounding: the case the floor is for. Only for small results (MAX_ELEMENTS): over many
+Both are large at one element only where terms of a sum-like computation cancel and the result
+is sensitive to their rounding: the case the floor is for. Only for small results (MAX_ELEMENTS): over many
 elements PyTorch's worst error is a steady estimate and needs no floor.
 
 Every call here runs on the CPU, in float64, whatever the case's device: a moved input leaves the
@@ -115,65 +116,66 @@ def _absolute(value):
     return value
 
 
-def _finite_pair(a, b):
-    a64, b64 = a.detach().to(torch.float64), b.detach().to(torch.float64)
-    finite = torch.isfinite(a64) & torch.isfinite(b64)
-    zero = torch.zeros_like(b64)
-    return torch.where(finite, a64, zero), torch.where(finite, b64, zero)
-
-
-def _fold(into, name, key_inf, key_l2, values, base):
-    """into[name][key_inf] = max |values| so far, into[name][key_l2] = max ||values|| / ||base||,
-    over the elements where both are finite."""
-    if values is None or values.shape != base.shape or base.numel() == 0:
-        return
-    v, b = _finite_pair(values, base)
-    largest = float(v.abs().max())
-    norm = float(b.norm())
-    rel_l2 = float(v.norm()) / norm if norm > 0 else 0.0
-    if not (math.isfinite(largest) and math.isfinite(rel_l2)):
-        return
-    got = into.setdefault(name, {"inf": 0.0, "l2": 0.0, "terms_inf": 0.0, "terms_l2": 0.0})
-    got[key_inf] = max(got[key_inf], largest)
-    got[key_l2] = max(got[key_l2], rel_l2)
-
-
 def _call(fn, args, kwargs):
     result = fn(*args, **kwargs)
     return _float_leaves(result), encode_call(args, kwargs)[1]
 
 
-def measure(fn, pristine, inputs, seed, result, changed):
-    """The floor's measures of each small result leaf and updated input: ({leaf: entry},
-    {input: entry}), entry = {"inf", "l2"} (movement: the largest |moved - base| and its L2 over
-    the base's) and {"terms_inf", "terms_l2"} (terms: the largest |f(|args|)| and its L2 over the
-    base's), the base being the float64 result on the CPU. `pristine`: cpu_copy of the
-    arguments; `inputs` and `result` are the reference's (their dtypes say what moves and what
-    gets a floor). A call that fails adds nothing (no floor: the stricter judgement)."""
+def measure(fn, pristine, inputs, seed, result, changed, ulp_floor=4.0):
+    """The floor of each small result leaf and updated input: ({leaf: entry}, {input: entry}),
+    entry = {"inf": the largest floor of an element, "l2": the floors' L2 over the base's,
+    "moved": the largest movement, "terms": the largest |f(|args|)|}. An element's floor is the
+    smaller of its own movement (the largest over SAMPLES moved copies, from the base: the
+    float64 result on the CPU) and ulp_floor float32 ulps of its own term, so that neither a
+    large term elsewhere (exp of the negative of another element) nor a large movement elsewhere
+    raises it. `pristine`: cpu_copy of the arguments; `inputs` and `result` are the reference's
+    (their dtypes say what moves and what gets a floor). A call that fails adds nothing (no
+    floor from it: the stricter judgement)."""
     judged = _judged(result, inputs, changed)
     base_leaves, base_inputs = _call(fn, *upcast(pristine))
-    base = {k: v for k, v in base_leaves.items() if k in judged}
-    base_after = {k: base_inputs[k] for k in changed if k in base_inputs and k in judged}
+    raw = {k: v for k, v in base_leaves.items() if k in judged}
+    raw.update({("after", k): base_inputs[k] for k in changed if k in base_inputs and k in judged})
+    bases = {k: v.detach().to(torch.float64) for k, v in raw.items()}
+    finite = {k: torch.isfinite(b) for k, b in bases.items()}  # no floor where the base is not
+    bases = {k: torch.where(finite[k], b, torch.zeros_like(b)) for k, b in bases.items()}
+    moved = {k: torch.zeros_like(b) for k, b in bases.items()}
+    terms = {k: torch.zeros_like(b) for k, b in bases.items()}
     original_dtypes = {k: v.dtype for k, v in inputs.items()}
-    results, updated = {}, {}
 
-    def fold(leaves, after, key_inf, key_l2, minus_base):
-        for into, got, bases in ((results, leaves, base), (updated, after, base_after)):
-            for name, b in bases.items():
-                values = got.get(name)
-                if values is not None and minus_base:
-                    values = values.detach().to(torch.float64) - b.detach().to(torch.float64)
-                _fold(into, name, key_inf, key_l2, values, b)
+    def fold(leaves, after, into, minus_base):
+        """into[key] = max(into[key], |got - base|, or |got| for the terms), where finite."""
+        for key, b in bases.items():
+            got = after.get(key[1]) if isinstance(key, tuple) else leaves.get(key)
+            if got is None or got.shape != b.shape:
+                continue
+            got = got.detach().to(torch.float64)
+            change = (got - b).abs() if minus_base else got.abs()
+            change = torch.where(finite[key] & torch.isfinite(change), change,
+                                 torch.zeros_like(b))
+            into[key] = torch.maximum(into[key], change)
 
     for k in range(SAMPLES):
         try:
-            leaves, after = _call(fn, *_moved(pristine, original_dtypes, seed + k))
+            fold(*_call(fn, *_moved(pristine, original_dtypes, seed + k)), moved, True)
         except Exception:  # noqa: BLE001 - a perturbation the reference rejects
             continue
-        fold(leaves, after, "inf", "l2", True)
     try:
-        leaves, after = _call(fn, *_absolute(upcast(pristine)))
-        fold(leaves, after, "terms_inf", "terms_l2", False)
-    except Exception:  # noqa: BLE001 - the call rejects non-negative arguments: terms stay 0
+        fold(*_call(fn, *_absolute(upcast(pristine))), terms, False)
+    except Exception:  # noqa: BLE001 - the call rejects non-negative arguments: no terms
         pass
+    ulps = ulp_floor * 2.0 ** -23
+    results, updated = {}, {}
+    for key, b in bases.items():
+        if b.numel() == 0:
+            continue
+        floor = torch.minimum(moved[key], terms[key] * ulps)
+        norm = float(b.norm())
+        entry = {"inf": float(floor.max()), "l2": float(floor.norm()) / norm if norm > 0 else 0.0,
+                 "moved": float(moved[key].max()), "terms": float(terms[key].max())}
+        if not all(math.isfinite(v) for v in entry.values()):
+            continue
+        if isinstance(key, tuple):
+            updated[key[1]] = entry
+        else:
+            results[key] = entry
     return results, updated

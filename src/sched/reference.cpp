@@ -144,6 +144,7 @@ std::map<std::string, ReferenceCases> run_references(
          {"compile_baseline", job.compile_baseline && time_eager},
          {"time_eager", job.time_eager},
          {"lean_inputs", job.lean_inputs},
+         {"ulp_floor", job.task->contract.ulp_floor},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }

@@ -133,8 +133,8 @@ std::set<std::string> names_listed(const json& ref_ev, const char* key) {
   return names;
 }
 
-/// The reference event's sensitivities under `key` ("sensitivity" for result leaves,
-/// "sensitivity_after" for updated inputs): {name: {"inf", "l2", "terms_inf", "terms_l2"}}.
+/// The reference event's floors under `key` ("sensitivity" for result leaves,
+/// "sensitivity_after" for updated inputs): {name: {"inf", "l2", ...}}.
 std::map<std::string, Sensitivity> sensitivities(const json& ref_ev, const char* key) {
   std::map<std::string, Sensitivity> floors;
   const auto it = ref_ev.find(key);
@@ -145,19 +145,16 @@ std::map<std::string, Sensitivity> sensitivities(const json& ref_ev, const char*
   for (const auto& [name, entry] : it->items()) {
     Sensitivity f;
     bool valid = entry.is_object();
-    for (auto [field, value] :
-         {std::pair{"inf", &f.max_abs}, std::pair{"l2", &f.rel_l2},
-          std::pair{"terms_inf", &f.terms_max_abs}, std::pair{"terms_l2", &f.terms_rel_l2}}) {
+    for (auto [field, value] : {std::pair{"inf", &f.max_abs}, std::pair{"l2", &f.rel_l2}}) {
       const auto v = valid ? entry.find(field) : entry.end();
       valid = valid && v != entry.end() && v->is_number() && v->get<double>() >= 0 &&
               std::isfinite(v->get<double>());
       if (valid) *value = v->get<double>();
     }
     if (!valid) {
-      throw std::runtime_error(
-          fmt::format("reference event: {}[{}] must hold inf, l2, terms_inf and terms_l2, each a "
-                      "finite, non-negative number",
-                      key, name));
+      throw std::runtime_error(fmt::format(
+          "reference event: {}[{}] must hold inf and l2, each a finite, non-negative number", key,
+          name));
     }
     floors[name] = f;
   }

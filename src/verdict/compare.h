@@ -25,16 +25,13 @@ using Yield = std::function<void()>;
 /// shadow_minus_ref, listed in the case event's "shadow_minus_ref").
 enum class ShadowForm { Values, MinusRef };
 
-/// Two float64 measures of a small result (the reference's "sensitivity"), whose smaller one is
-/// a floor under PyTorch's own error in the shadow model's normwise ratios: how far the result
-/// moves when its inputs move by about one rounding, and the result of the call on the absolute
-/// values of its inputs (the terms that rounding errors scale with), the latter in ulps.
-/// docs/task-format.md says why both.
+/// A floor under PyTorch's own error for a small result (the reference's "sensitivity"), in the
+/// shadow model's normwise ratios: per element the smaller of how far the float64 result moves
+/// when the inputs move by about one rounding and a few float32 ulps of the call on the inputs'
+/// absolute values. docs/task-format.md says why both.
 struct Sensitivity {
-  double max_abs = 0;        ///< the largest movement of an element
-  double rel_l2 = 0;         ///< the movement's L2 norm over the result's
-  double terms_max_abs = 0;  ///< the largest |f(|inputs|)|
-  double terms_rel_l2 = 0;   ///< ||f(|inputs|)|| over the result's L2 norm
+  double max_abs = 0;  ///< the largest floor of an element
+  double rel_l2 = 0;   ///< the floors' L2 norm over the result's
 };
 
 /// Compares a candidate tensor with the reference at the task's dtype and, for the shadow

@@ -6,6 +6,7 @@ PyTorch's fused multiply-add, 5.96e-8 off in a kernel that multiplies, then adds
 
 import csv
 import io
+import math
 import textwrap
 
 import numpy as np
@@ -53,8 +54,9 @@ def test_the_floor_covers_the_unfused_rounding_and_repeats():
     # the operands (|x| + 3|y| = 3.25: 2^-24 of that is 1.9e-7)
     assert err < 3 * floor < 3 * 4 * 3.25 * 2.0 ** -24
     assert results["out"]["l2"] == pytest.approx(floor / abs(a.item() + 3 * b.item()))
-    # the terms: the same call on |x| and |y|, |x| + 3|y|
-    assert results["out"]["terms_inf"] == pytest.approx(abs(a.item()) + 3 * abs(b.item()))
+    # the terms: the same call on |x| and |y|, |x| + 3|y|; the floor is the smaller, the movement
+    assert results["out"]["terms"] == pytest.approx(abs(a.item()) + 3 * abs(b.item()))
+    assert floor == results["out"]["moved"]
     assert _measure(a, b)[0] == (results, updated)  # the same seed, the same floor
     assert pristine[0][0].item() == a.item()  # the perturbed copies are copies
 
@@ -86,19 +88,32 @@ def test_where_an_honest_kernel_is_exact_the_terms_keep_the_floor_down():
     ulps = 4 * 2.0 ** -23  # the judge's floor from the terms: 4 float32 ulps of them
     x = torch.linspace(-3, 3, 8)
     got = _both(lambda a, b: torch.nn.functional.pairwise_distance(a, b), x, x.clone())
-    assert got["terms_inf"] == pytest.approx(8 ** 0.5 * 1e-6)  # |x - x + eps|, as the result
-    assert got["inf"] > 1000 * ulps * got["terms_inf"]
+    assert got["terms"] == pytest.approx(8 ** 0.5 * 1e-6)  # |x - x + eps|, as the result
+    assert got["moved"] > 1000 * ulps * got["terms"]
+    assert got["inf"] == pytest.approx(ulps * got["terms"])  # the floor: a few ulps of itself
     x = torch.tensor([1000.5 * 3.141592653589793])  # cos near 0, its slope near 1
     got = _both(torch.cos, x)
-    assert got["terms_inf"] == pytest.approx(abs(torch.cos(x.double()).item()))
-    assert got["inf"] > 1e-5 > 1000 * ulps * got["terms_inf"]
+    assert got["terms"] == pytest.approx(abs(torch.cos(x.double()).item()))
+    assert got["moved"] > 1e-5 > 1000 * ulps * got["terms"]
+    assert got["inf"] == pytest.approx(ulps * got["terms"])
 
 
 def test_a_jump_counts_no_more_than_the_terms():
     # round at a tie jumps under a perturbation; the terms, round(|2.5|) = 2, bound the floor to a
     # few float32 ulps of 2 in the judge
     got = _both(torch.round, torch.tensor([2.5]))
-    assert got["terms_inf"] == 2.0
+    assert got["terms"] == 2.0 and got["inf"] <= 4 * 2.0 ** -23 * 2.0
+
+
+def test_each_element_takes_the_smaller_of_its_own_two_measures():
+    # exp(x/2) at 170 moves 85 roundings (its terms are itself); at -180 its terms are exp(90)
+    # (the absolute value flips the sign) but it barely moves. The smaller of the two largest
+    # would be 85 roundings of exp(85), ten times the ulp floor; element by element it is the
+    # ulp floor
+    got = _both(lambda t: torch.exp(t / 2), torch.tensor([170.0, -180.0]))
+    ulp_floor = 4 * 2.0 ** -23 * math.exp(85)
+    assert got["inf"] == pytest.approx(ulp_floor)
+    assert min(got["moved"], 4 * 2.0 ** -23 * got["terms"]) > 5 * ulp_floor
 
 
 def test_a_call_that_rejects_the_absolute_values_has_no_terms():
@@ -108,7 +123,7 @@ def test_a_call_that_rejects_the_absolute_values_has_no_terms():
         return x.sum()
 
     got = _both(picky, torch.tensor([-1.0, 2.0]))
-    assert got["inf"] > 0 and got["terms_inf"] == 0  # no floor in the judge
+    assert got["moved"] > 0 and got["terms"] == 0 and got["inf"] == 0  # no floor
 
 
 def test_only_small_results_want_the_floor():
@@ -209,5 +224,5 @@ def test_a_moved_input_outside_the_references_domain_adds_nothing(tmp_path):
     # floor, and no error either
     _, events = run_reference(tmp_path, DOMAIN, "Math/count", "count", ["small"])
     got = events["edge"]["sensitivity"]["out"]
-    assert got["inf"] == 0 and got["terms_inf"] == 2.0
+    assert got["moved"] == 0 and got["terms"] == 2.0 and got["inf"] == 0
     assert "sensitivity_error" not in events["edge"]
