@@ -10,18 +10,20 @@ _UPCAST = {torch.float16: torch.float64, torch.bfloat16: torch.float64,
            torch.float32: torch.float64, torch.complex64: torch.complex128}
 
 
-def upcast(value):
-    """Deep copy of call arguments with floating tensors and dtypes raised to float64."""
+def upcast(value, device=None):
+    """Deep copy of call arguments with floating tensors and dtypes raised to float64 (its tensors
+    on `device`, else where they are)."""
     if isinstance(value, torch.Tensor):
-        return value.detach().to(_UPCAST.get(value.dtype, value.dtype)).clone()
+        return value.detach().to(device=device or value.device,
+                                 dtype=_UPCAST.get(value.dtype, value.dtype)).clone()
     if isinstance(value, torch.dtype):
         return _UPCAST.get(value, value)
     if isinstance(value, tuple):
-        return tuple(upcast(v) for v in value)
+        return tuple(upcast(v, device) for v in value)
     if isinstance(value, list):
-        return [upcast(v) for v in value]
+        return [upcast(v, device) for v in value]
     if isinstance(value, dict):
-        return {k: upcast(v) for k, v in value.items()}
+        return {k: upcast(v, device) for k, v in value.items()}
     return value
 
 

@@ -75,16 +75,8 @@ def wanted(result, inputs, changed, call):
 
 
 def cpu_copy(value):
-    """A deep copy of call arguments on the CPU, floating tensors in float64 (upcast's)."""
-    if isinstance(value, torch.Tensor):
-        return upcast(value.detach().cpu())
-    if isinstance(value, tuple):
-        return tuple(cpu_copy(v) for v in value)
-    if isinstance(value, list):
-        return [cpu_copy(v) for v in value]
-    if isinstance(value, dict):
-        return {k: cpu_copy(v) for k, v in value.items()}
-    return upcast(value)
+    """A deep copy of call arguments on the CPU, floating tensors in float64."""
+    return upcast(value, "cpu")
 
 
 def _moved(pristine, original_dtypes, seed):
