@@ -167,8 +167,6 @@ def _no_floor(ev, exc):
     ev["sensitivity_error"] = f"{type(exc).__name__}: {exc}"[:300]
     print(f"kbx reference: {ev['task']} {ev['case']}: judged without the small-result floor "
           f"({ev['sensitivity_error']})", file=sys.stderr, flush=True)
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
 
 
 def _copy_or_error(shadow_args, ev):
@@ -176,7 +174,7 @@ def _copy_or_error(shadow_args, ev):
     in the event) when there is no room for it."""
     try:
         return sensitivity.cpu_copy(shadow_args)
-    except Exception as exc:  # noqa: BLE001 - out of memory
+    except Exception as exc:  # noqa: BLE001 - out of the host's memory
         _no_floor(ev, exc)
         return None
 

@@ -20,8 +20,8 @@ float32 ulps of it); the event carries the largest and their L2, the judge's two
   cancel, but also where the call is not of that kind (exp of a negative number).
 
 Both are large at one element only where terms of a sum-like computation cancel and the result
-is sensitive to their rounding: the case the floor is for. Only for small results (MAX_ELEMENTS): over many
-elements PyTorch's worst error is a steady estimate and needs no floor.
+is sensitive to their rounding: the case the floor is for. Only for small results (MAX_ELEMENTS):
+over many elements PyTorch's worst error is a steady estimate and needs no floor.
 
 Every call here runs on the CPU, in float64, whatever the case's device: a moved input leaves the
 reference's domain (binary_cross_entropy's probability of exactly 1 becomes 1 + 6e-8), which the
@@ -125,26 +125,28 @@ def measure(fn, pristine, inputs, seed, result, changed, ulp_floor=4.0):
     floor from it: the stricter judgement)."""
     judged = _judged(result, inputs, changed)
     base_leaves, base_inputs = _call(fn, *upcast(pristine))
-    raw = {k: v for k, v in base_leaves.items() if k in judged}
-    raw.update({("after", k): base_inputs[k] for k in changed if k in base_inputs and k in judged})
-    bases = {k: v.detach().to(torch.float64) for k, v in raw.items()}
-    finite = {k: torch.isfinite(b) for k, b in bases.items()}  # no floor where the base is not
-    bases = {k: torch.where(finite[k], b, torch.zeros_like(b)) for k, b in bases.items()}
-    moved = {k: torch.zeros_like(b) for k, b in bases.items()}
-    terms = {k: torch.zeros_like(b) for k, b in bases.items()}
+    # (group, name): the result's leaves and the updated inputs, read from a call's two returns
+    raw = {("results", k): v for k, v in base_leaves.items() if k in judged}
+    raw.update({("updated", k): base_inputs[k] for k in changed
+                if k in base_inputs and k in judged})
+    bases = {key: v.detach().to(torch.float64) for key, v in raw.items()}
+    finite = {key: torch.isfinite(b) for key, b in bases.items()}  # no floor where it is not
+    bases = {key: torch.where(finite[key], b, torch.zeros_like(b)) for key, b in bases.items()}
+    moved = {key: torch.zeros_like(b) for key, b in bases.items()}
+    terms = {key: torch.zeros_like(b) for key, b in bases.items()}
     original_dtypes = {k: v.dtype for k, v in inputs.items()}
 
     def fold(leaves, after, into, minus_base):
         """into[key] = max(into[key], |got - base|, or |got| for the terms), where finite."""
-        for key, b in bases.items():
-            got = after.get(key[1]) if isinstance(key, tuple) else leaves.get(key)
+        for (group, name), b in bases.items():
+            got = (leaves if group == "results" else after).get(name)
             if got is None or got.shape != b.shape:
                 continue
             got = got.detach().to(torch.float64)
             change = (got - b).abs() if minus_base else got.abs()
-            change = torch.where(finite[key] & torch.isfinite(change), change,
+            change = torch.where(finite[group, name] & torch.isfinite(change), change,
                                  torch.zeros_like(b))
-            into[key] = torch.maximum(into[key], change)
+            into[group, name] = torch.maximum(into[group, name], change)
 
     for k in range(SAMPLES):
         try:
@@ -156,18 +158,15 @@ def measure(fn, pristine, inputs, seed, result, changed, ulp_floor=4.0):
     except Exception:  # noqa: BLE001 - the call rejects non-negative arguments: no terms
         pass
     ulps = ulp_floor * 2.0 ** -23
-    results, updated = {}, {}
-    for key, b in bases.items():
+    out = {"results": {}, "updated": {}}
+    for (group, name), b in bases.items():
         if b.numel() == 0:
             continue
-        floor = torch.minimum(moved[key], terms[key] * ulps)
+        floor = torch.minimum(moved[group, name], terms[group, name] * ulps)
         norm = float(b.norm())
         entry = {"inf": float(floor.max()), "l2": float(floor.norm()) / norm if norm > 0 else 0.0,
-                 "moved": float(moved[key].max()), "terms": float(terms[key].max())}
-        if not all(math.isfinite(v) for v in entry.values()):
-            continue
-        if isinstance(key, tuple):
-            updated[key[1]] = entry
-        else:
-            results[key] = entry
-    return results, updated
+                 "moved": float(moved[group, name].max()),
+                 "terms": float(terms[group, name].max())}
+        if all(math.isfinite(v) for v in entry.values()):
+            out[group][name] = entry
+    return out["results"], out["updated"]

@@ -214,7 +214,8 @@ DOMAIN = textwrap.dedent('''
         return x.sum()
 
     def cases():
-        return [Case("edge", "small", lambda c: ((torch.tensor([1.0, 0.0, 1.0], device=c.device),), {}))]
+        ones = lambda c: torch.tensor([1.0, 0.0, 1.0], device=c.device)
+        return [Case("edge", "small", lambda c: ((ones(c),), {}))]
 ''')
 
 
