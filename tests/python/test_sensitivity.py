@@ -61,6 +61,27 @@ def test_the_floor_covers_the_unfused_rounding_and_repeats():
     assert pristine[0][0].item() == a.item()  # the perturbed copies are copies
 
 
+def test_the_floors_calls_run_on_one_cpu_thread_and_the_pool_is_put_back():
+    # torch's pool made these small float64 calls 100x slower (session 22 on the H200: the floor
+    # took 557 s of the references' 1066 s); the case's own calls keep every thread
+    threads_seen = []
+
+    def add(*args, **kwargs):
+        threads_seen.append(torch.get_num_threads())
+        return torch.add(*args, **kwargs)
+
+    a, b = _add_inputs()
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        pristine = sensitivity.cpu_copy(((a, b), {"alpha": 3}))
+        sensitivity.measure(add, pristine, {"arg0": a, "arg1": b}, 7, torch.add(a, b, alpha=3), [])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert threads_seen and set(threads_seen) == {1}
+
+
 def test_float64_inputs_do_not_move():
     # a rounding of a float64 input is below what the float64 shadow resolves: no floor
     a, b = (t.double() for t in _add_inputs())
