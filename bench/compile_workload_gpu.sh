@@ -16,7 +16,7 @@
 # triton rejects statically (static_reject).
 # Expects the kbx binary carried in .carry/ (bench/README.md), else build/.
 #   OUT=/dir [TIMEOUT=400] [SAMPLE=12 | SAMPLE=Cat/a,Cat/b] [JOBS=n] [DYNAMIC=auto|false|true]
-#     [RUNS="full serial"] bash bench/compile_workload_gpu.sh
+#     [RUNS="full serial"] [FROM_DB=file(.gz)] bash bench/compile_workload_gpu.sh
 # RUNS: which of the two runs (both by default, about 2 x TIMEOUT: more than one device call's
 # 600 s allows, so give each its own call: RUNS=full TIMEOUT=540, then RUNS=serial).
 set -uo pipefail
@@ -72,6 +72,8 @@ run() {
   local name=$1 jobs=$2 what=$3; shift 3
   local work="$WORK_ROOT-$name"
   rm -rf "$work" "$OUT/$name.db"
+  # FROM_DB: a database whose eager timings of this machine the run takes (no eager timing again)
+  [ -n "${FROM_DB:-}" ] && gunzip -c -f "$FROM_DB" > "$OUT/$name.db"
   log "$what"
   local t0=$(date +%s.%N)
   KBX_WORK="$work" timeout --signal=INT "$TIMEOUT" "$KBX" eval --method torch-compile \
