@@ -117,8 +117,9 @@ def _run_case(ref, job, case, device, files=None):
     if shadow_args is not None:
         sargs, skwargs = shadow_args
         fn = ref.shadow or ref.entry
-        # Special values set their own scale (fi.max moved by a rounding is huge): no floor there.
-        floor = not random and not ctx.used_special \
+        # Special values set their own scale (fi.max moved by a rounding is huge): no floor there;
+        # nor for full-size cases and their twins (sensitivity.FLOOR_TIERS).
+        floor = not random and not ctx.used_special and case.tier in sensitivity.FLOOR_TIERS \
             and sensitivity.wanted(result, tensors, changed, call)
         pristine = _copy_or_error(shadow_args, ev) if floor else None  # the shadow updates its own
         sresult = fn(*sargs, **skwargs)

@@ -177,13 +177,19 @@ REFERENCE = textwrap.dedent('''
             Case("large", "small", lambda c: ((c.randn(5000), c.randn(5000), 3.0), {})),
             Case("into_out", "small",
                  lambda c: ((c.randn(3), c.randn(3), 3.0), {"out": c.randn(3)})),
+            Case("full_one", "full", lambda c: ((c.randn(()), c.randn(()), 3.0), {})),
         ]
 ''')
 
 
 def test_the_reference_event_carries_it_where_it_applies(tmp_path):
-    _, events = run_reference(tmp_path, REFERENCE, "Math/axpy", "axpy", ["small"])
+    _, events = run_reference(tmp_path, REFERENCE, "Math/axpy", "axpy", ["small", "full"],
+                              fresh_twin=True)
     assert events["one"]["sensitivity"]["out"]["inf"] > 0
+    # nor a full-size case or its fresh twin (their float64 CPU calls took 52 s of the 184
+    # references' time on the H200, the most for spectral_norm_eig's eig: 12 s a case)
+    assert "sensitivity" not in events["full_one"] and "shadow" in events["full_one"]
+    assert "sensitivity" not in events["full_one__fresh"]
     assert events["one"]["sensitivity_after"] == {}
     assert "sensitivity" not in events["special"]  # special values set their own scale
     assert "sensitivity" not in events["large"]  # PyTorch's worst error over 5000 is steady
