@@ -49,7 +49,10 @@ Tensor make(const std::string& name, DType dtype, std::size_t n, float wobble) {
       std::memcpy(&t.bytes[i * 8], &d, 8);
     } else if (dtype == DType::F32) {
       std::memcpy(&t.bytes[i * 4], &f, 4);
-    } else {  // bf16 (the top half of the float) stands in for both half types
+    } else if (dtype == DType::F16) {
+      const _Float16 h = static_cast<_Float16>(f);  // GCC and Clang on x86-64 and arm64
+      std::memcpy(&t.bytes[i * 2], &h, 2);
+    } else {  // bf16: the top half of the float
       std::uint32_t u;
       std::memcpy(&u, &f, 4);
       const std::uint16_t h = static_cast<std::uint16_t>(u >> 16);
@@ -81,7 +84,18 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const DType dtype = dtype_name == "f32" ? DType::F32 : DType::BF16;
+  DType dtype;
+  if (dtype_name == "f32")
+    dtype = DType::F32;
+  else if (dtype_name == "f16")
+    dtype = DType::F16;
+  else if (dtype_name == "bf16")
+    dtype = DType::BF16;
+  else {
+    std::fprintf(stderr, "kbx_judge_bench: unknown dtype %s (f32, f16 or bf16)\n",
+                 dtype_name.c_str());
+    return 2;
+  }
   fs::create_directories(dir);
   std::printf("writing %zu elements (%s) of candidate, reference and float64 shadow to %s\n", n,
               dtype_name.c_str(), dir.c_str());

@@ -27,30 +27,37 @@ LeafVerdict fail(Status s, std::string detail) {
   return v;
 }
 
-/// Runs body(first, count, c, r, s) over chunks of converted values, on several threads for
-/// large tensors; each thread gets its own State, merged by the caller. Tensors are mapped
-/// files of up to gigabytes, so nothing is converted whole. A shadow of form MinusRef gets the
-/// reference added back (s = r + (shadow - r)).
+/// Runs body(first, count, c, r, s) over blocks of converted values, in order, on several
+/// threads for large tensors; each thread gets its own State, merged by the caller. Tensors are
+/// mapped files of up to gigabytes, so nothing is converted whole. A shadow of form MinusRef gets
+/// the reference added back (s = r + (shadow - r)). yield is called before each chunk of kChunk
+/// values; the blocks within a chunk are small enough (48 KiB of doubles for three) for their
+/// converted values to stay in the core's nearest cache until body reads them, which is faster
+/// than converting a whole chunk first.
 template <typename State, typename Body>
 std::vector<State> for_chunks(const Tensor& cand, const Tensor& ref, const Tensor* shadow,
                               const Yield& yield, Body body, ShadowForm form = ShadowForm::Values) {
   constexpr size_t kChunk = 1 << 15;
+  constexpr size_t kBlock = 1 << 11;
   const size_t n = ref.value_count();
   const size_t threads = part_count(n, 1 << 20, 16);
   std::vector<State> states(threads);
   auto work = [&](size_t t) {
-    std::vector<double> c(kChunk), r(kChunk), s(shadow ? kChunk : 0);
+    std::vector<double> c(kBlock), r(kBlock), s(shadow ? kBlock : 0);
     const size_t lo = n * t / threads, hi = n * (t + 1) / threads;
-    for (size_t first = lo; first < hi; first += kChunk) {
+    for (size_t chunk = lo; chunk < hi; chunk += kChunk) {
       if (yield) yield();
-      const size_t count = std::min(kChunk, hi - first);
-      cand.to_doubles(first, count, c.data());
-      ref.to_doubles(first, count, r.data());
-      if (shadow) shadow->to_doubles(first, count, s.data());
-      if (shadow && form == ShadowForm::MinusRef) {
-        for (size_t i = 0; i < count; ++i) s[i] += r[i];
+      const size_t chunk_end = std::min(chunk + kChunk, hi);
+      for (size_t first = chunk; first < chunk_end; first += kBlock) {
+        const size_t count = std::min(kBlock, chunk_end - first);
+        cand.to_doubles(first, count, c.data());
+        ref.to_doubles(first, count, r.data());
+        if (shadow) shadow->to_doubles(first, count, s.data());
+        if (shadow && form == ShadowForm::MinusRef) {
+          for (size_t i = 0; i < count; ++i) s[i] += r[i];
+        }
+        body(states[t], first, count, c.data(), r.data(), shadow ? s.data() : nullptr);
       }
-      body(states[t], first, count, c.data(), r.data(), shadow ? s.data() : nullptr);
     }
   };
   run_in_parts(threads, work);
@@ -145,57 +152,115 @@ LeafVerdict compare_allclose(const Tensor& cand, const Tensor& ref, const suite:
   return v;
 }
 
+/// What the shadow rule accumulates over one thread's range of elements.
+struct ShadowState {
+  double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
+  double elem_ratio = 0;          // per-element rule: worst error over the element's allowance
+  size_t elem_bad = 0;            // elements beyond their allowance
+  FirstBad invented, mismatched;  // finite where both are not; non-finite of the wrong class
+  FirstBad elem_first;            // the first element beyond its allowance
+};
+
+/// The per-element rule's parameters (used when per_element).
+struct ElementRule {
+  bool per_element = false;
+  double floor = 0;  // ulp_floor * eps: the allowance's floor, relative to max(|s|, 1)
+  double ratio = 0;  // the contract's ratio
+};
+
+/// Adds a block of candidate, reference and shadow values to st, element by element in order:
+/// any values, special ones classified.
+void shadow_block(ShadowState& st, const ElementRule& rule, size_t first, size_t count,
+                  const double* c, const double* r, const double* s) {
+  for (size_t i = 0; i < count; ++i) {
+    Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
+    if (cc != Cls::Finite && cc != rc && cc != sc) {
+      st.mismatched.offer(first + i, c[i], r[i], s[i]);
+    }
+    if (cc == Cls::Finite && rc != Cls::Finite && sc != Cls::Finite) {
+      st.invented.offer(first + i, c[i], r[i], s[i]);
+    }
+    if (sc != Cls::Finite) continue;
+    st.scale = std::max(st.scale, std::fabs(s[i]));
+    if (cc == Cls::Finite) {
+      double e = std::fabs(c[i] - s[i]);
+      st.err_c_inf = std::max(st.err_c_inf, e);
+      st.sq_c += e * e;
+      st.norm_c += s[i] * s[i];
+    }
+    if (rc == Cls::Finite) {
+      double e = std::fabs(r[i] - s[i]);
+      st.err_r_inf = std::max(st.err_r_inf, e);
+      st.sq_r += e * e;
+      st.norm_r += s[i] * s[i];
+    }
+    if (rule.per_element && cc == Cls::Finite) {
+      const double own = rc == Cls::Finite ? std::fabs(r[i] - s[i]) : 0.0;
+      const double base = std::max(own, rule.floor * std::max(std::fabs(s[i]), 1.0));
+      const double q = std::fabs(c[i] - s[i]) / base;
+      st.elem_ratio = std::max(st.elem_ratio, q);
+      if (!(q <= rule.ratio)) ++st.elem_bad, st.elem_first.offer(first + i, c[i], r[i], s[i]);
+    }
+  }
+}
+
+/// shadow_block for a block whose values are all finite (nearly every block), without classifying
+/// each: the running sums and maxima are kept in locals (not in st, which the value pointers
+/// might alias) and st is updated only when the block proves all finite. Any NaN or infinity
+/// among c, r, s makes |c - s| or |r - s|, and so sq_c or sq_r, non-finite (as do errors too
+/// large to square, rare enough to go the slow way too); then st is left as it was and false
+/// returned, for shadow_block to add the block instead. Otherwise the same operations on each
+/// element in the same order as shadow_block, so the same results to the bit. sq_c and sq_r must
+/// be finite before the block.
+bool shadow_block_finite(ShadowState& st, const ElementRule& rule, size_t first, size_t count,
+                         const double* c, const double* r, const double* s) {
+  double scale = st.scale, err_c_inf = st.err_c_inf, err_r_inf = st.err_r_inf;
+  double sq_c = st.sq_c, sq_r = st.sq_r, norm_c = st.norm_c, norm_r = st.norm_r;
+  for (size_t i = 0; i < count; ++i) {
+    const double e_c = std::fabs(c[i] - s[i]), e_r = std::fabs(r[i] - s[i]);
+    scale = std::max(scale, std::fabs(s[i]));
+    err_c_inf = std::max(err_c_inf, e_c);
+    sq_c += e_c * e_c;
+    norm_c += s[i] * s[i];
+    err_r_inf = std::max(err_r_inf, e_r);
+    sq_r += e_r * e_r;
+    norm_r += s[i] * s[i];
+  }
+  if (!std::isfinite(sq_c) || !std::isfinite(sq_r)) return false;
+  st.scale = scale, st.err_c_inf = err_c_inf, st.err_r_inf = err_r_inf;
+  st.sq_c = sq_c, st.sq_r = sq_r, st.norm_c = norm_c, st.norm_r = norm_r;
+  if (!rule.per_element) return true;
+  double elem_ratio = st.elem_ratio;
+  for (size_t i = 0; i < count; ++i) {
+    const double own = std::fabs(r[i] - s[i]);
+    const double base = std::max(own, rule.floor * std::max(std::fabs(s[i]), 1.0));
+    const double q = std::fabs(c[i] - s[i]) / base;
+    elem_ratio = std::max(elem_ratio, q);
+    if (!(q <= rule.ratio)) ++st.elem_bad, st.elem_first.offer(first + i, c[i], r[i], s[i]);
+  }
+  st.elem_ratio = elem_ratio;
+  return true;
+}
+
 LeafVerdict compare_shadow(const Tensor& cand, const Tensor& ref, const Tensor& shadow,
                            const suite::Contract& k, bool per_element, const Yield& yield,
                            ShadowForm form, const Sensitivity& floor) {
-  struct State {
-    double scale = 0, err_c_inf = 0, err_r_inf = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0;
-    double elem_ratio = 0;          // per-element rule: worst error over the element's allowance
-    size_t elem_bad = 0;            // elements beyond their allowance
-    FirstBad invented, mismatched;  // finite where both are not; non-finite of the wrong class
-    FirstBad elem_first;            // the first element beyond its allowance
-  };
   // Per element: |c-s| <= ratio * max(|r-s|, ulp_floor * eps * max(|s|, 1)). Below magnitude 1
   // the allowance is absolute (a formula accurate to a few ulps of 1, or a flushed subnormal,
   // passes); above it, relative to the element's own value.
-  const double elem_floor = k.ulp_floor * dtype_eps(ref.dtype);
-  auto states = for_chunks<State>(
+  const ElementRule rule{per_element, k.ulp_floor * dtype_eps(ref.dtype), k.ratio};
+  auto states = for_chunks<ShadowState>(
       cand, ref, &shadow, yield,
-      [per_element, elem_floor, &k](State& st, size_t first, size_t count, const double* c,
-                                    const double* r, const double* s) {
-        for (size_t i = 0; i < count; ++i) {
-          Cls cc = classify(c[i]), rc = classify(r[i]), sc = classify(s[i]);
-          if (cc != Cls::Finite && cc != rc && cc != sc) {
-            st.mismatched.offer(first + i, c[i], r[i], s[i]);
-          }
-          if (cc == Cls::Finite && rc != Cls::Finite && sc != Cls::Finite) {
-            st.invented.offer(first + i, c[i], r[i], s[i]);
-          }
-          if (sc != Cls::Finite) continue;
-          st.scale = std::max(st.scale, std::fabs(s[i]));
-          if (cc == Cls::Finite) {
-            double e = std::fabs(c[i] - s[i]);
-            st.err_c_inf = std::max(st.err_c_inf, e);
-            st.sq_c += e * e;
-            st.norm_c += s[i] * s[i];
-          }
-          if (rc == Cls::Finite) {
-            double e = std::fabs(r[i] - s[i]);
-            st.err_r_inf = std::max(st.err_r_inf, e);
-            st.sq_r += e * e;
-            st.norm_r += s[i] * s[i];
-          }
-          if (per_element && cc == Cls::Finite) {
-            const double own = rc == Cls::Finite ? std::fabs(r[i] - s[i]) : 0.0;
-            const double base = std::max(own, elem_floor * std::max(std::fabs(s[i]), 1.0));
-            const double q = std::fabs(c[i] - s[i]) / base;
-            st.elem_ratio = std::max(st.elem_ratio, q);
-            if (!(q <= k.ratio)) ++st.elem_bad, st.elem_first.offer(first + i, c[i], r[i], s[i]);
-          }
+      [&rule](ShadowState& st, size_t first, size_t count, const double* c, const double* r,
+              const double* s) {
+        // Once the sums of squares overflowed (errors beyond 1e154), every block the slow way.
+        const bool sums_finite = std::isfinite(st.sq_c) && std::isfinite(st.sq_r);
+        if (!sums_finite || !shadow_block_finite(st, rule, first, count, c, r, s)) {
+          shadow_block(st, rule, first, count, c, r, s);
         }
       },
       form);
-  State a;
+  ShadowState a;
   for (const auto& st : states) {
     a.scale = std::max(a.scale, st.scale);
     a.err_c_inf = std::max(a.err_c_inf, st.err_c_inf);

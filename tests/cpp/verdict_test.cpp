@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
+#include <utility>
 
 #include "common/error.h"
 #include "test_util.h"
@@ -194,6 +198,31 @@ TEST(TensorFile, RoundTripAndHalfConversions) {
   EXPECT_TRUE(file.find("f")->bitwise_equal(f32("f", {0.5f})));
 }
 
+// Every float16 converts as the plain formula says: value mant * 2^(exp - 25) (subnormals
+// mant * 2^-24), the sign applied last; infinities, and a NaN of either sign without its payload.
+TEST(TensorFile, EveryHalfConvertsExactly) {
+  verdict::Tensor h;
+  h.name = "h";
+  h.dtype = verdict::DType::F16;
+  h.shape = {65536};
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+    h.bytes.push_back(bits & 0xFF);
+    h.bytes.push_back(bits >> 8);
+  }
+  const auto values = h.to_doubles();
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) {
+    const int exp = (bits >> 10) & 0x1F, mant = bits & 0x3FF;
+    double v = exp == 0    ? std::ldexp(mant, -24)
+               : exp == 31 ? (mant ? kNaN : kInf)
+                           : std::ldexp(mant + 1024, exp - 25);
+    if (bits >> 15) v = -v;
+    std::uint64_t want, got;
+    std::memcpy(&want, &v, 8);
+    std::memcpy(&got, &values[bits], 8);
+    ASSERT_EQ(got, want) << "float16 bits " << bits;
+  }
+}
+
 TEST(TensorFile, TruncatedFileIsAnError) {
   test::TempDir dir;
   auto path = dir.path() / "x.kbt";
@@ -367,6 +396,101 @@ TEST(Compare, SensitivityLeavesThePerElementRuleAlone) {
   auto v = verdict::compare_leaf(f32("out", {1e30f, 1.001f}), r, &s, shadow_contract(), true, {},
                                  verdict::ShadowForm::Values, floor);
   EXPECT_EQ(v.status, Status::NumericalMismatch);
+}
+
+/// The shadow rule's ratio and max |err| computed plainly: every element classified, the sums in
+/// flat-index order (one thread: the tensors below are under the size that splits a comparison).
+/// compare_leaf takes a faster path for blocks of finite values; it must give the same bits.
+std::pair<double, double> plain_shadow_ratio(const std::vector<float>& cand,
+                                             const std::vector<float>& ref,
+                                             const std::vector<double>& shadow,
+                                             const suite::Contract& k, bool per_element,
+                                             const verdict::Sensitivity& floor) {
+  double scale = 0, err_c = 0, err_r = 0, sq_c = 0, sq_r = 0, norm_c = 0, norm_r = 0, elem = 0;
+  const double eps = std::numeric_limits<float>::epsilon();
+  for (size_t i = 0; i < shadow.size(); ++i) {
+    const double c = cand[i], r = ref[i], s = shadow[i];
+    if (!std::isfinite(s)) continue;
+    scale = std::max(scale, std::fabs(s));
+    if (std::isfinite(c)) {
+      const double e = std::fabs(c - s);
+      err_c = std::max(err_c, e), sq_c += e * e, norm_c += s * s;
+    }
+    if (std::isfinite(r)) {
+      const double e = std::fabs(r - s);
+      err_r = std::max(err_r, e), sq_r += e * e, norm_r += s * s;
+    }
+    if (per_element && std::isfinite(c)) {
+      const double own = std::isfinite(r) ? std::fabs(r - s) : 0.0;
+      elem = std::max(
+          elem, std::fabs(c - s) / std::max(own, k.ulp_floor * eps * std::max(std::fabs(s), 1.0)));
+    }
+  }
+  const double l2_c = std::sqrt(sq_c) / (norm_c > 0 ? std::sqrt(norm_c) : 1.0);
+  const double l2_r = std::sqrt(sq_r) / (norm_r > 0 ? std::sqrt(norm_r) : 1.0);
+  const double ratio_inf =
+      err_c / std::max({err_r, k.ulp_floor * eps * (scale == 0 ? 1 : scale), floor.max_abs});
+  const double ratio_l2 = l2_c / std::max({l2_r, k.ulp_floor * eps, floor.rel_l2});
+  return {std::max({ratio_inf, ratio_l2, elem}), err_c};
+}
+
+// Three chunks of 32768 values and a bit: special values (where candidate, reference and shadow
+// agree on them, or the reference alone has one) only in the middle chunk, so that the blocks
+// around it take the fast path for finite values and those in it the general one. The middle
+// chunk's values are smaller than the others' (the maxima come from the fast path) or larger
+// (from the general one); one run has errors too large to square in the first chunk, which sends
+// every block after it the general way. Huge floors single out each part of the ratio: the
+// normwise one, the maxima (the scale, with the ulp floor), the per-element one.
+TEST(Compare, TheFastPathForFiniteValuesGivesTheGeneralResult) {
+  const size_t n = 3 * 32768 + 1234;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  suite::Contract no_ulp_floor;
+  no_ulp_floor.ulp_floor = 0;
+  struct Setting {
+    suite::Contract k;
+    bool per_element;
+    verdict::Sensitivity floor;
+  };
+  const Setting settings[] = {
+      {shadow_contract(), false, {}},         {shadow_contract(), true, {}},
+      {no_ulp_floor, false, {1e300, 0}},      {no_ulp_floor, false, {0, 1e300}},
+      {shadow_contract(), false, {0, 1e300}}, {shadow_contract(), true, {1e300, 1e300}},
+  };
+  for (auto [huge, middle_scale] : {std::pair{false, 0.1}, {false, 10.0}, {true, 0.1}}) {
+    std::vector<double> shadow(n);
+    std::vector<float> ref(n), cand(n);
+    for (size_t i = 0; i < n; ++i) {
+      const bool middle = i >= 32768 && i < 2 * 32768;
+      shadow[i] =
+          unit(rng) * std::pow(10.0, static_cast<int>(i % 11) - 5) * (middle ? middle_scale : 1.0);
+      ref[i] = static_cast<float>(shadow[i] * (1 + 1e-7 * unit(rng)));
+      cand[i] = static_cast<float>(shadow[i] * (1 + 3e-7 * unit(rng)));
+      if (middle && i % 997 == 0) {
+        const double special = i % 3 == 0 ? kNaN : (i % 3 == 1 ? kInf : -kInf);
+        shadow[i] = special, ref[i] = static_cast<float>(special);
+        cand[i] = static_cast<float>(special);
+      } else if (middle && i % 1009 == 0) {
+        ref[i] = static_cast<float>(kInf);  // PyTorch overflowed where float64 did not
+      }
+    }
+    if (huge) cand[5000] = 1e30f, ref[5000] = static_cast<float>(kInf), shadow[5000] = 1e300;
+    auto c = f32("out", cand), r = f32("out", ref);
+    auto s = f64("out", shadow);
+    for (const auto& [k, per_element, floor] : settings) {
+      SCOPED_TRACE(testing::Message()
+                   << "huge " << huge << ", middle x" << middle_scale << ", per_element "
+                   << per_element << ", ulp_floor " << k.ulp_floor << ", floors " << floor.max_abs
+                   << " " << floor.rel_l2);
+      const auto v =
+          verdict::compare_leaf(c, r, &s, k, per_element, {}, verdict::ShadowForm::Values, floor);
+      const auto [ratio, max_abs_err] =
+          plain_shadow_ratio(cand, ref, shadow, k, per_element, floor);
+      EXPECT_NE(v.status, Status::NonfiniteMismatch);
+      EXPECT_EQ(v.ratio, ratio);
+      EXPECT_EQ(v.max_abs_err, max_abs_err);
+    }
+  }
 }
 
 /// A full-size case whose reference kept no inputs file (lean_inputs): its event says
