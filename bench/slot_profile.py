@@ -139,7 +139,9 @@ def print_pipeline(path):
     hushes = hush_costs(steps)
     if hushes:  # kbx from session 19 on: what each quiet host's freezing cost its holder
         slow = sum(1 for h in hushes if h["freeze"] + h["wait"] > 0.01)
-        print(f"  quiet hosts: {len(hushes)}, freezing {sum(h['freeze'] for h in hushes):.1f} s, "
+        bound = sum(1 for h in hushes if h.get("host_bound", 1))
+        print(f"  quiet hosts: {len(hushes)} ({bound} for host-bound calls, kbx's comparisons "
+              f"paused), freezing {sum(h['freeze'] for h in hushes):.1f} s, "
               f"then waiting for the cgroups to stop {sum(h['wait'] for h in hushes):.1f} s "
               f"({slow} over 10 ms; {sum(1 for h in hushes if h['running'])} ended with a cgroup "
               f"still running; members frozen per hush: mean "
@@ -147,8 +149,8 @@ def print_pipeline(path):
 
 
 def hush_costs(steps):
-    """[{freeze, wait, frozen, running}] of the trace's hush lines
-    ("freeze=<s>,wait=<s>,frozen=<n>,running=<n>")."""
+    """[{freeze, wait, frozen, running[, host_bound]}] of the trace's hush lines
+    ("freeze=<s>,wait=<s>,frozen=<n>,running=<n>", then ",host_bound=<0|1>" from session 22 on)."""
     out = []
     for _, what, who in steps:
         if what == "hush":

@@ -49,11 +49,13 @@ class Channel:
         if self._in.readline().strip() != "go":
             raise SystemExit(3)
 
-    def ask_quiet(self):
+    def ask_quiet(self, host_bound=True):
         """Asks the supervisor, while this job holds the GPU's timing slot, to freeze every other
-        job on the host (a host-bound call is about to be timed). True when it did ("quiet"),
-        False when it refused ("loud") or closed the pipe."""
-        self.send("quiet_wanted")
+        job on the host (a call is about to be timed). host_bound: the call waits on the host
+        inside, so kbx's own CPU work (its comparisons of outputs) pauses as well; a call that
+        only queues GPU work leaves it running. True when it did ("quiet"), False when it refused
+        ("loud") or closed the pipe."""
+        self.send("quiet_wanted", host_bound=bool(host_bound))
         return self._in.readline().strip() == "quiet"
 
     def end_quiet(self):

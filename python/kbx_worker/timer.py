@@ -561,7 +561,8 @@ class CudaTimer:
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
         wanted = host_bound or self.quiet_all
         t_ask = time.perf_counter()
-        self.last_quiet = bool(wanted and self.quiet is not None and self.quiet.ask_quiet())
+        self.last_quiet = bool(wanted and self.quiet is not None
+                               and self.quiet.ask_quiet(host_bound))
         # From quiet_wanted to the answer: the supervisor freezes the other jobs (up to 50 ms
         # for their cgroups to report frozen) while this job holds the slot and waits.
         self.last_quiet_wait_s = time.perf_counter() - t_ask

@@ -408,7 +408,12 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
       // After the case's warm-up, before its timed batches: threads the warm-up made run where
       // the worker's threads ran before the slot, not on the slot's CPU.
       if (st.pinned) spread_threads(worker, st.cpus_before, worker);
-      const bool quiet = s.quiet && st.held && s.quiet->hush(st.member);
+      // Unless it says its call only queues GPU work, kbx's comparisons wait the hush out too
+      // (a holder that says so wrongly only lets kbx's CPU work run beside its own timing).
+      const nlohmann::json& asked = out.events[st.events_seen];
+      const bool host_bound = !(asked.contains("host_bound") && asked["host_bound"].is_boolean() &&
+                                !asked["host_bound"].get<bool>());
+      const bool quiet = s.quiet && st.held && s.quiet->hush(st.member, host_bound);
       answer(request_fd, quiet ? "quiet\n" : "loud\n");
     } else if (ev == "quiet_done" && s.quiet) {
       s.quiet->unhush(st.member);

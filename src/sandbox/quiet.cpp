@@ -70,16 +70,21 @@ void QuietRoom::set_holding(int id, bool holding) {
   if (holding) thaw(it->second, monotonic_seconds());  // another GPU's holder hushed it
 }
 
-bool QuietRoom::hush(int id) {
+bool QuietRoom::hush(int id, bool host_bound) {
   std::unique_lock<std::mutex> lock(mu_);
   auto it = members_.find(id);
   if (it == members_.end() || !it->second.holding || (owner_ >= 0 && owner_ != id)) return false;
-  if (owner_ == id) return true;
+  const bool was_host_bound = host_bound_.exchange(host_bound);
+  if (owner_ == id) {
+    if (was_host_bound && !host_bound) calm_.notify_all();
+    return true;
+  }
   owner_ = id;
   hushed_ = true;
   const double now = monotonic_seconds();
   hushed_at_ = now;
   HushCost cost;
+  cost.host_bound = host_bound;
   for (auto& [other, m] : members_) {
     if (other != id && !m.holding && !m.frozen) {
       freeze(m, now);
@@ -157,11 +162,13 @@ void QuietRoom::end_hush() {
 }
 
 void QuietRoom::wait_while_hushed() const {
-  if (!hushed_.load(std::memory_order_relaxed)) return;
+  if (!hushed_.load(std::memory_order_relaxed) || !host_bound_.load(std::memory_order_relaxed)) {
+    return;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   // The hush ends at the holder's word, its release, its exit or max_quiet_seconds (expire(),
   // from the holder's supervisor); past that bound the comparisons go on regardless.
-  while (owner_ >= 0 && monotonic_seconds() - hushed_at_ < max_quiet_seconds_) {
+  while (owner_ >= 0 && host_bound_ && monotonic_seconds() - hushed_at_ < max_quiet_seconds_) {
     calm_.wait_for(lock, std::chrono::milliseconds(100));
   }
 }

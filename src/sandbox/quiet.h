@@ -13,6 +13,7 @@ namespace kbx::sandbox {
 /// What one hush cost the holder: how long freezing the other members took, how long it then
 /// waited for their cgroups to report frozen, and how many had not by the wait's end.
 struct HushCost {
+  bool host_bound = true;  ///< the holder's call waits on the host (kbx's own CPU work waits too)
   double freeze_seconds = 0;
   double wait_seconds = 0;
   int frozen = 0;       ///< members frozen by this hush
@@ -46,8 +47,11 @@ class QuietRoom {
   /// Whether the member holds a GPU's slot now: a holder is never frozen.
   void set_holding(int id, bool holding);
   /// Freezes every member but the holders; false when the room is already hushed by another
-  /// member or id does not hold a slot.
-  bool hush(int id);
+  /// member or id does not hold a slot. host_bound: the holder's timed call waits on the host
+  /// inside, so kbx's own CPU work waits the hush out as well (wait_while_hushed); a call that
+  /// only queues GPU work is hushed for the other jobs' GPU work, which kbx's comparisons do not
+  /// make.
+  bool hush(int id, bool host_bound = true);
   /// Called after each hush that froze members (outside the room's lock), e.g. to trace it.
   void on_hush(std::function<void(const HushCost&)> observer) { observer_ = std::move(observer); }
   /// Thaws the room when id hushed it.
@@ -58,8 +62,9 @@ class QuietRoom {
   double frozen_seconds(int id) const;
   /// The member that hushed the room; -1 when none.
   int hushed_by() const;
-  /// Blocks while the room is hushed: kbx's own CPU work (comparing outputs) calls it between
-  /// chunks, so that no CPU work of the run but the holder's overlaps a quiet timed loop.
+  /// Blocks while the room is hushed for a host-bound call: kbx's own CPU work (comparing
+  /// outputs) calls it between chunks, so that no CPU work of the run but the holder's overlaps
+  /// a quiet timed loop that the host's speed enters.
   void wait_while_hushed() const;
 
  private:
@@ -80,6 +85,7 @@ class QuietRoom {
   mutable std::mutex mu_;
   mutable std::condition_variable calm_;  ///< notified when a hush ends
   std::atomic<bool> hushed_{false};       ///< owner_ >= 0, read without the lock
+  std::atomic<bool> host_bound_{true};    ///< the hush's call waits on the host
   std::map<int, Member> members_;
   int next_id_ = 1;
   int owner_ = -1;

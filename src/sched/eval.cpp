@@ -270,8 +270,9 @@ int run_eval(const EvalOptions& options) {
   if (!slot_trace_path().empty()) {
     quiet_room.on_hush([](const sandbox::HushCost& c) {
       trace_pipeline("hush",
-                     fmt::format("freeze={:.4f},wait={:.4f},frozen={},running={}", c.freeze_seconds,
-                                 c.wait_seconds, c.frozen, c.not_stopped));
+                     fmt::format("freeze={:.4f},wait={:.4f},frozen={},running={},host_bound={}",
+                                 c.freeze_seconds, c.wait_seconds, c.frozen, c.not_stopped,
+                                 c.host_bound ? 1 : 0));
     });
   }
   WorkerEnv env;

@@ -172,6 +172,35 @@ TEST(QuietRoom, KbxsOwnCpuWorkWaitsOutAHushAndNoLonger) {
   EXPECT_TRUE(through);
 }
 
+TEST(QuietRoom, KbxsOwnCpuWorkGoesOnThroughAHushForACallThatOnlyQueuesGpuWork) {
+  sandbox::QuietRoom room;
+  Sleeper holder, other;
+  const int h = room.join(holder.pid, {});
+  const int o = room.join(other.pid, {});
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/false));
+  EXPECT_EQ(room.hushed_by(), h);
+  EXPECT_GT(room.frozen_seconds(o), 0.0) << "the other jobs are frozen all the same";
+  auto t0 = std::chrono::steady_clock::now();
+  room.wait_while_hushed();  // the other jobs are frozen, kbx's comparisons are not
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50));
+  // The same holder's next call waits on the host: the comparisons wait again, until it ends.
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/true));
+  std::atomic<bool> through{false};
+  std::thread comparer([&] {
+    room.wait_while_hushed();
+    through = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(through);
+  // and a device-bound ask of the same hush lets a waiting comparison go at once
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/false));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(through) << "a comparison kept waiting through a device-bound hush";
+  room.unhush(h);
+  comparer.join();
+}
+
 TEST(QuietRoom, KbxsOwnCpuWorkWaitsAtMostTheHushsCap) {
   sandbox::QuietRoom room(0.3);  // no expire() call: the holder's supervisor is stuck
   Sleeper holder;
@@ -239,14 +268,15 @@ class QuietJobsTest : public ::testing::Test {
   fs::path dir_;
 };
 
-/// A worker that takes the slot, asks for a quiet host, reports the answer, keeps it `hold`
-/// seconds, then says "quiet_done" when `says_done`, and ends.
+/// A worker that takes the slot, asks for a quiet host (`asking`: its quiet_wanted line), reports
+/// the answer, keeps it `hold` seconds, then says "quiet_done" when `says_done`, and ends.
 sandbox::Spawn quiet_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room, double hold,
-                            bool says_done) {
+                            bool says_done,
+                            const std::string& asking = R"({"ev":"quiet_wanted"})") {
   sandbox::Spawn s;
   std::ostringstream script;
   script << "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
-         << "echo '{\"ev\":\"quiet_wanted\"}' >&4; read answer <&3; "
+         << "echo '" << asking << "' >&4; read answer <&3; "
          << "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; sleep " << hold
          << "; " << (says_done ? "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.3; " : "")
          << "echo '{\"ev\":\"done\"}' >&4";
@@ -309,6 +339,39 @@ TEST_F(QuietJobsTest, TheHoldersQuietFreezesAnotherJobWhoseLimitIsNotChargedForI
   EXPECT_GE(ticked.frozen_seconds, 1.2) << "its outcome says how long it was frozen";
   EXPECT_LT(ticked.frozen_seconds, 2.0);
   EXPECT_EQ(held.frozen_seconds, 0) << "the holder is never frozen";
+}
+
+/// How long wait_while_hushed() blocked once the room was hushed while `spawn` ran.
+double comparison_wait_during(sandbox::QuietRoom& room, const sandbox::Spawn& spawn) {
+  std::atomic<double> waited{-1};
+  std::thread comparer([&] {
+    for (int i = 0; i < 400 && room.hushed_by() < 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    room.wait_while_hushed();
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  const sandbox::Outcome held = sandbox::run(spawn);
+  comparer.join();
+  EXPECT_EQ(answer_of(held), "quiet");
+  return waited;
+}
+
+TEST_F(QuietJobsTest, KbxsComparisonsPauseOnlyWhenTheHoldersCallWaitsOnTheHost) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot slot("0");
+  Sleeper other;
+  room.join(other.pid, {});
+  // no word, or a word that is not false: host-bound (the comparisons wait, as before)
+  EXPECT_GE(comparison_wait_during(room, quiet_worker(&slot, &room, 0.8, true)), 0.4);
+  EXPECT_GE(comparison_wait_during(room, quiet_worker(&slot, &room, 0.8, true,
+                                                      R"({"ev":"quiet_wanted","host_bound":0})")),
+            0.4);
+  const double device_bound = comparison_wait_during(
+      room, quiet_worker(&slot, &room, 0.8, true, R"({"ev":"quiet_wanted","host_bound":false})"));
+  EXPECT_GE(device_bound, 0.0);
+  EXPECT_LT(device_bound, 0.2) << "kbx's comparisons paused for a call that only queues GPU work";
 }
 
 TEST_F(QuietJobsTest, AHolderThatEndsWithoutQuietDoneThawsTheOthers) {

@@ -2,6 +2,7 @@
 a quiet host (every other job frozen) for its timed batches, and gives it back after them, even
 when a batch fails; a call that does not wait on the host never asks."""
 
+import json
 import os
 
 import pytest
@@ -12,10 +13,11 @@ from kbx_worker.proto import Channel
 
 class FakeQuiet:
     def __init__(self, grant=True):
-        self.grant, self.log = grant, []
+        self.grant, self.log, self.host_bound = grant, [], []
 
-    def ask_quiet(self):
+    def ask_quiet(self, host_bound=True):
         self.log.append("ask")
+        self.host_bound.append(host_bound)
         return self.grant
 
     def end_quiet(self):
@@ -83,6 +85,16 @@ def test_with_quiet_timing_all_every_timed_loop_asks_after_its_warm_up():
     assert quiet.log[:2] == ["warm-up", "ask"], quiet.log
     assert quiet.log[-1] == "end"
     assert t.last_quiet
+    # the call only queues GPU work: the supervisor's own comparisons need not pause for it
+    assert quiet.host_bound == [False]
+
+
+def test_a_host_bound_call_says_so_when_it_asks():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet)
+    t.quiet_all = True
+    t.run(lambda: None)
+    assert quiet.host_bound == [True]
 
 
 def test_a_refused_quiet_is_not_given_back():
@@ -111,12 +123,13 @@ def test_the_channel_asks_on_the_event_pipe_and_reads_the_answer_on_the_request_
     channel = Channel(req_r, ev_w)
     os.write(req_w, b"quiet\nloud\n")
     assert channel.ask_quiet() is True
-    assert channel.ask_quiet() is False
+    assert channel.ask_quiet(host_bound=False) is False
     channel.end_quiet()
     os.close(req_w)
     assert channel.ask_quiet() is False  # the supervisor closed the pipe: no quiet host
-    sent = os.read(ev_r, 4096).decode().splitlines()
-    assert sent == ['{"ev":"quiet_wanted"}'] * 2 + ['{"ev":"quiet_done"}', '{"ev":"quiet_wanted"}']
+    sent = [json.loads(line) for line in os.read(ev_r, 4096).decode().splitlines()]
+    asked = {"ev": "quiet_wanted", "host_bound": True}
+    assert sent == [asked, dict(asked, host_bound=False), {"ev": "quiet_done"}, asked]
 
 
 def test_the_quiet_ends_when_the_settle_fails():
@@ -147,10 +160,10 @@ def test_the_settle_is_off_unless_asked_for():
 
 def test_the_wait_for_the_answer_is_measured():
     class SlowQuiet(FakeQuiet):
-        def ask_quiet(self):
+        def ask_quiet(self, host_bound=True):
             import time
             time.sleep(0.05)  # the supervisor freezing the other jobs
-            return super().ask_quiet()
+            return super().ask_quiet(host_bound)
 
     t = _timer(True, SlowQuiet())
     t.run(lambda: None)
