@@ -555,6 +555,21 @@ TEST(ResolveGpus, AWorkerRunsOnItsLanesGpuAndTakesThatGpusSlot) {
   EXPECT_EQ(sched::worker_environment(env, "/tmp").at("CUDA_VISIBLE_DEVICES"), "");
 }
 
+TEST(WorkerEnvironment, ACpuWorkerRunsTorchOnOneThreadUnlessOmpNumThreadsSaysOtherwise) {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  sched::WorkerEnv env;
+  env.device = "cpu";
+  ::unsetenv("OMP_NUM_THREADS");
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("OMP_NUM_THREADS"), "1");
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("OMP_NUM_THREADS"), "3");
+  ::unsetenv("OMP_NUM_THREADS");
+  env.device = "cuda";  // a GPU worker keeps torch's pool (host-bound eager calls use it)
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").count("OMP_NUM_THREADS"), 0u);
+  if (before) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace kbx
 
