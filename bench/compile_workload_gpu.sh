@@ -16,7 +16,10 @@
 # triton rejects statically (static_reject).
 # Expects the kbx binary carried in .carry/ (bench/README.md), else build/.
 #   OUT=/dir [TIMEOUT=400] [SAMPLE=12 | SAMPLE=Cat/a,Cat/b] [JOBS=n] [DYNAMIC=auto|false|true]
-#     [RUNS="full serial"] [FROM_DB=file(.gz)] bash bench/compile_workload_gpu.sh
+#     [RUNS="full serial"] [FROM_DB=file(.gz)] [REF_CACHE=dir SEED=n] bash bench/compile_workload_gpu.sh
+# REF_CACHE with SEED: the reference cache of an earlier run with --seed SEED (the references as
+# candidates, bench/pipeline_profile_gpu.sh's seed is 7): the method's run then finds every
+# task's reference work done, as a second method on the same machine does.
 # RUNS: which of the two runs (both by default, about 2 x TIMEOUT: more than one device call's
 # 600 s allows, so give each its own call: RUNS=full TIMEOUT=540, then RUNS=serial).
 set -uo pipefail
@@ -77,7 +80,7 @@ run() {
   log "$what"
   local t0=$(date +%s.%N)
   KBX_WORK="$work" timeout --signal=INT "$TIMEOUT" "$KBX" eval --method torch-compile \
-    --candidates "$OUT/cands" --track "$TRACK" --device cuda --db "$OUT/$name.db" --fresh "$@" \
+    --candidates "$OUT/cands" --track "$TRACK" --device cuda --db "$OUT/$name.db" --fresh ${SEED:+--seed "$SEED"} "$@" \
     > "$OUT/$name.log" 2>&1
   local rc=$? t1=$(date +%s.%N)
   rm -rf "$work"
