@@ -192,7 +192,8 @@ def classify_exception(exc):
     text = str(exc)
     if name in ("CompilationError", "CompileTimeAssertionFailure") or "CompilationError" in text:
         return "compile_error"
-    if isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in text:
+    if isinstance(exc, (MemoryError, torch.cuda.OutOfMemoryError)) or name == "OutOfMemoryError" \
+            or "out of memory" in text:
         return "oom"
     if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text \
             or "Triton Error [CUDA]" in text or name == "AcceleratorError":

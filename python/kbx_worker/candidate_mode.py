@@ -184,6 +184,36 @@ class InputsUnavailable(RuntimeError):
     """A case's inputs could be neither rebuilt as the reference's nor read from a file."""
 
 
+class InputsOutOfMemory(torch.cuda.OutOfMemoryError):
+    """A case's inputs could not be rebuilt for want of the GPU's memory (classified as oom: the
+    supervisor runs a job that ran beside others again alone before such a verdict stands)."""
+
+
+# Pauses between tries of a case's inputs that ran out of the GPU's memory (None: the last try).
+REBUILD_OOM_PAUSES_S = (0.2, 1.0, 3.0, None)
+
+
+def _no_inputs_error(name, failure):
+    """The error for a case whose inputs were not rebuilt and which has no inputs file (the
+    reference keeps none for full-size cases its generator gives back bit for bit)."""
+    if failure is not None and classify_exception(failure) == "oom":
+        return InputsOutOfMemory(
+            f"case {name}: out of memory on the GPU while its inputs were built from the task's "
+            f"generator (tried {len(REBUILD_OOM_PAUSES_S)} times): {failure}"[:2000])
+    if failure is not None:
+        return InputsUnavailable(
+            f"case {name}: the task's generator failed when its inputs were built after the "
+            f"candidate was imported ({type(failure).__name__}: {failure}), and no inputs file "
+            "is kept for full-size cases"[:2000])
+    # The reference's generator gave these values twice in its own process, so here something
+    # the candidate changed (torch's defaults, a patched function) makes them come out otherwise.
+    return InputsUnavailable(
+        f"case {name}: its inputs came out different from the reference's when rebuilt from the "
+        "task's generator after the candidate was imported (did it change a process-wide torch "
+        "setting, such as the default dtype, or patch a torch function?), and no inputs file is "
+        "kept for full-size cases")
+
+
 class CaseInputs:
     """Each case's inputs on the device. They are rebuilt from the task's own case generator
     when the rebuilt tensors match the checksums the reference's worker took of the originals,
@@ -209,23 +239,35 @@ class CaseInputs:
         if ready is not None:
             return ready
         spec = self.generators.get(case["name"]) or self.generators.get(case.get("fresh_of"))
+        failure = None
         if spec is not None and case.get("digest") is not None and "case_seed" in case:
+            tensors, failure = self._rebuild_checked(spec, case, patient=not case.get("inputs"))
+            if tensors is not None:
+                return tensors, "rebuilt"
+        if not case.get("inputs"):
+            raise _no_inputs_error(case["name"], failure)
+        return read_kbt(case["inputs"], self.device), "file"
+
+    def _rebuild_checked(self, spec, case, patient):
+        """(tensors, None) when the generator gives the reference's inputs again, else (None, the
+        exception or None for different values). Out of the GPU's memory (other jobs' memory, or
+        the worker's own cached blocks) and `patient` (no file to read instead), it frees its
+        cache and tries again a few times."""
+        failure = None
+        for pause_s in REBUILD_OOM_PAUSES_S if patient else (None,):
             try:
                 tensors = self._rebuild(spec, case["case_seed"])
                 if tensorio.digest(tensors) == case["digest"]:
-                    return tensors, "rebuilt"
-            except Exception:
-                pass
-        if not case.get("inputs"):
-            # The reference kept no file: its generator gave these values twice in its own
-            # process, so here something the candidate changed (torch's defaults, a patched
-            # function) makes them come out otherwise.
-            raise InputsUnavailable(
-                f"case {case['name']}: its inputs came out different from the reference's when "
-                "rebuilt from the task's generator after the candidate was imported (did it "
-                "change a process-wide torch setting, such as the default dtype, or patch a "
-                "torch function?), and no inputs file is kept for full-size cases")
-        return read_kbt(case["inputs"], self.device), "file"
+                    return tensors, None
+                return None, None
+            except Exception as exc:  # noqa: BLE001 - kept for the error's message
+                failure = exc
+                tensors = None
+                if classify_exception(exc) != "oom" or pause_s is None:
+                    return None, failure
+                torch.cuda.empty_cache()
+                time.sleep(pause_s)
+        return None, failure
 
     def prefetch(self, cases, max_bytes, decoys_of=()):
         """Builds the inputs of `cases` ahead, in order, while they take at most max_bytes in
@@ -631,8 +673,10 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         t_read = time.perf_counter()
         try:
             tensors, inputs_from = inputs.get(case)
-        except InputsUnavailable as exc:
+        except (InputsUnavailable, InputsOutOfMemory) as exc:
             _fail(channel, "inputs", exc, case=case["name"])
+            if isinstance(exc, InputsOutOfMemory):
+                return  # its verdict is oom (the job runs again alone where others ran beside)
             continue
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
@@ -661,7 +705,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                     counter, device, channel, held,
                     seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
                     original=pristine)
-            except InputsUnavailable as exc:  # the twin's (or the case's own) values
+            except (InputsUnavailable, InputsOutOfMemory) as exc:  # the twin's (or own) values
                 _fail(channel, "inputs", exc, case=case["name"])
                 timed_ok = False
             if not timed_ok:

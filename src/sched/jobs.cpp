@@ -365,10 +365,12 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         Attempt a = attempt(ctx, c, t, *item->refs, &id, k);
         trace_pipeline("job_end", c.task);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
-        if (a.parent_died || fault) {
-          // Not a verdict: with several lanes the parent's death may be another job's doing, and
-          // a harness error is kbx's own. Both run again alone, where a death is the job's own.
-          end_attempt(ctx, id, a.parent_died ? "warm_parent_died" : "retry");
+        const bool oom = a.result.status == verdict::status_name(verdict::Status::Oom);
+        if (a.parent_died || fault || oom) {
+          // Not a verdict: with several lanes the parent's death may be another job's doing, a
+          // harness error is kbx's own, and the GPU's memory may have gone to the jobs and
+          // references beside it. All run again alone, where the outcome is the job's own.
+          end_attempt(ctx, id, a.parent_died ? "warm_parent_died" : oom ? "oom_beside" : "retry");
           std::lock_guard<std::mutex> lock(again_mu);
           again.push_back(*item);
           feed.job_parked(c.task);

@@ -145,8 +145,9 @@ class Store {
 
   /// Records that a job is about to run (before its worker starts); returns the attempt's id.
   std::int64_t begin_attempt(std::int64_t run_id, std::int64_t candidate_id);
-  /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again)
-  /// or "warm_parent_died" (the warm parent died while it ran; a strike).
+  /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again),
+  /// "oom_beside" (out of memory beside other jobs, run again alone) or "warm_parent_died" (the
+  /// warm parent died while it ran; a strike).
   void end_attempt(std::int64_t attempt_id, const std::string& outcome);
   /// Closes this process's open attempts of a run as "interrupted" (a user's or a batch system's
   /// signal ended kbx: no strike against the jobs).

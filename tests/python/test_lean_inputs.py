@@ -4,6 +4,7 @@ them, and fails the case with a clear error when it cannot."""
 
 import json
 import os
+import sqlite3
 import textwrap
 
 import pytest
@@ -204,6 +205,65 @@ def test_a_candidate_that_spoils_the_generator_fails_the_case_with_a_clear_error
     assert set(done) == {"small_one"} and done["small_one"]["inputs_from"] == "file"
 
 
+def test_a_passing_out_of_memory_is_waited_out(tmp_path, monkeypatch):
+    """The GPU's memory short for a moment (other jobs' files and inputs): the rebuild frees the
+    worker's cache and tries again; the case runs on the reference's inputs, with no error."""
+    out, cases = _reference(tmp_path, PLAIN)
+    monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, 0.0, None))
+    rebuild = candidate_mode.CaseInputs._rebuild
+    tries = []
+
+    def short_once(self, spec, seed):
+        tries.append(spec.name)
+        if tries.count("perf_one") == 1 and spec.name == "perf_one":
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return rebuild(self, spec, seed)
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", short_once)
+    events, _ = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
+    done = {e["case"]: e for e in events if e["ev"] == "case"}
+    assert not [e for e in events if e["ev"] == "error"]
+    assert done["perf_one"]["inputs_from"] == "rebuilt"
+    assert tries.count("perf_one") == 2  # the first try ran out of memory
+
+
+def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
+    """An honest candidate whose full case's inputs cannot be built for want of memory is not
+    blamed with a runtime error: the case reports oom (the supervisor runs it again alone), after
+    every try, and names the case and the memory."""
+    out, cases = _reference(tmp_path, PLAIN)
+    monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, 0.0, None))
+    tries = []
+
+    def no_memory(self, spec, seed):
+        tries.append(spec.name)
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", no_memory)
+    events, _ = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
+    errors = [e for e in events if e["ev"] == "error"]
+    assert len(errors) == 1, errors
+    assert errors[0]["kind"] == "oom" and errors[0]["case"] == "perf_one"
+    assert errors[0]["phase"] == "inputs" and "out of memory" in errors[0]["message"]
+    assert tries.count("perf_one") == 3
+    assert tries.count("small_one") == 1  # a file to read instead: no waiting
+
+
+def test_a_generator_that_raises_names_its_error(tmp_path, monkeypatch):
+    """Another failure of the task's generator in the candidate's process fails the case as a
+    runtime error whose message carries that failure (not only "came out different")."""
+    out, cases = _reference(tmp_path, PLAIN)
+
+    def broken(self, spec, seed):
+        raise ValueError("generator broke: seed 12")
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", broken)
+    events, _ = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
+    errors = [e for e in events if e["ev"] == "error"]
+    assert len(errors) == 1 and errors[0]["kind"] == "runtime_error"
+    assert "ValueError: generator broke: seed 12" in errors[0]["message"]
+
+
 TOML = '''schema = 1
 name = "{name}"
 category = "Math"
@@ -232,7 +292,7 @@ E2E_REFERENCE = textwrap.dedent('''
 ''')
 
 # candidate of tests/adversarial/verdict/lean_inputs -> its status through kbx eval
-E2E_CANDIDATES = {"honest": "passed", "mutates_full": "input_mutation"}
+E2E_CANDIDATES = {"honest": "passed", "mutates_full": "input_mutation", "fakes_oom": "oom"}
 
 
 def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
@@ -258,6 +318,12 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     assert got == {f"Math/scale_{n}": want for n, want in E2E_CANDIDATES.items()}, proc.stdout
     inputs = {p.name for p in work.rglob("*.in.kbt")}
     assert "small_one.in.kbt" in inputs and "perf_one.in.kbt" not in inputs
+    # the oom came from the lanes first and stood only once the job had run again alone
+    with sqlite3.connect(db) as con:
+        outcomes = [o for (o,) in con.execute(
+            "SELECT a.outcome FROM attempts a JOIN candidates c ON c.id = a.candidate_id "
+            "WHERE c.task = 'Math/scale_fakes_oom' ORDER BY a.id")]
+    assert outcomes == ["oom_beside", "oom"]
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
