@@ -427,6 +427,14 @@ void grade_levels(store::Result& r, const ReferenceCases& ref, const suite::Task
   r.kbx = verdict::grade(verdict::Level::Kbx, cases, job_fail, track_reject);
 }
 
+/// The reference's event of the case named `name`, or nullptr.
+const json* reference_event(const ReferenceCases& ref, const std::string& name) {
+  for (const auto& ev : ref.cases) {
+    if (ev.value("case", "") == name) return &ev;
+  }
+  return nullptr;
+}
+
 /// True when the case named base is among cases and passed: only then is a wrong fresh twin a
 /// result that did not follow its inputs (a twin of a case that was wrong anyway is just wrong).
 bool base_passed(const std::vector<store::CaseResult>& cases, const std::string& base) {
@@ -592,11 +600,12 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     compare_s += monotonic_seconds() - t_compare;
     if (v.status != Status::Passed && ev.contains("fresh_of") &&
         base_passed(r.cases, ev.value("fresh_of", ""))) {
-      v.detail = fmt::format(
-          "on fresh values written into the tensors it was timed on, a timed call's result "
-          "is wrong (a result cached across calls?): {}",
-          v.detail);
-      v.status = Status::StaleResult;
+      const std::string base = ev.value("fresh_of", "");
+      if (const json* base_ev = reference_event(ref, base)) {
+        v = verdict::fresh_twin_verdict(
+            v, base, {ref.dir / base, job_dir / cr.name, *base_ev, it->second, ref.in_dir / base},
+            task.contract, env.device, comparisons_yield(env));
+      }
     }
     cr.status = status_str(v.status);
     cr.error_ratio = v.ratio;

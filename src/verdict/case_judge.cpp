@@ -326,4 +326,29 @@ CaseVerdict judge_synthetic(const CaseFiles& f, const TensorFile& outputs,
   return v;
 }
 
+CaseVerdict fresh_twin_verdict(const CaseVerdict& twin, const std::string& base,
+                               const CaseFiles& twin_on_base, const suite::Contract& contract,
+                               const std::string& device, const Yield& yield) {
+  bool base_answer = false;
+  try {
+    base_answer = judge_case(twin_on_base, contract, device, false, yield).status == Status::Passed;
+  } catch (const std::exception&) {
+    base_answer = false;  // files that do not fit the base's: not its answer
+  }
+  CaseVerdict v = twin;
+  if (base_answer) {
+    v.status = Status::StaleResult;
+    v.detail = fmt::format(
+        "on fresh values written into the tensors it was timed on, a timed call returned the "
+        "answer to {}'s values from before the write (a result cached across calls): {}",
+        base, twin.detail);
+  } else {
+    v.detail = fmt::format(
+        "on fresh values of {}'s shapes (written into the tensors it was timed on; not the old "
+        "values' answer either): {}",
+        base, twin.detail);
+  }
+  return v;
+}
+
 }  // namespace kbx::verdict

@@ -34,6 +34,16 @@ struct CaseVerdict {
 CaseVerdict judge_case(const CaseFiles& files, const suite::Contract& contract,
                        const std::string& device, bool random = false, const Yield& yield = {});
 
+/// The verdict of a fresh twin (a timed case's call on fresh values written into the tensors it
+/// was timed on) that failed while its base case passed. `twin_on_base` names the twin's outputs
+/// with the base case's reference files and event: when they pass there, the twin returned the
+/// answer to the values before the write (a result kept across calls) and the verdict is
+/// stale_result; otherwise it is the twin's own failure (an honest kernel whose error on other
+/// values of the same shapes exceeds its allowance is not accused of caching).
+CaseVerdict fresh_twin_verdict(const CaseVerdict& twin, const std::string& base,
+                               const CaseFiles& twin_on_base, const suite::Contract& contract,
+                               const std::string& device, const Yield& yield = {});
+
 /// The reference's outputs of a case, leaves returned as an updated input included.
 TensorFile reference_outputs(const CaseFiles& files);
 

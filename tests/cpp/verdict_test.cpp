@@ -256,6 +256,61 @@ class CaseJudge : public ::testing::Test {
   nlohmann::json ref_ev_;
 };
 
+// A fresh twin (fresh values written into the timed tensors) that fails while its base case
+// passed: stale_result only when its result is the base values' answer; an honest kernel whose
+// error on the new values is beyond its allowance keeps its own verdict (session 24:
+// torch.compile's nll_loss, error ratio 31 on its twin, had been called a cached result).
+class FreshTwin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = dir_.path() / "p";
+    twin_ = dir_.path() / "p__fresh";
+    write_ref(base_, {1, 2, 3});
+    write_ref(twin_, {5, 6, 7});
+    ev_ = {{"structure", "single"},
+           {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"alias", nullptr}}}}};
+    cand_ev_ = {{"structure", "single"},
+                {"outputs", {{{"name", "out"}, {"kind", "tensor"}, {"device", "cpu"}}}}};
+  }
+  static void write_ref(const std::filesystem::path& base, const std::vector<float>& in) {
+    std::vector<float> out;
+    std::vector<double> shadow;
+    for (float x : in) out.push_back(2 * x), shadow.push_back(2.0 * x);
+    verdict::write_tensor_file(base.string() + ".in.kbt", {f32("arg0", in)});
+    verdict::write_tensor_file(base.string() + ".ref.kbt", {f32("out", out)});
+    verdict::write_tensor_file(base.string() + ".shadow.kbt", {f64("out", shadow)});
+  }
+  /// The twin's verdict when the candidate's twin call returned `out`.
+  verdict::CaseVerdict twin(const std::vector<float>& out) {
+    verdict::write_tensor_file(twin_.string() + ".cand.kbt", {f32("out", out)});
+    const auto own = verdict::judge_case({twin_, twin_, ev_, cand_ev_}, suite::Contract{}, "cpu");
+    EXPECT_NE(own.status, Status::Passed);
+    return verdict::fresh_twin_verdict(own, "p", {base_, twin_, ev_, cand_ev_, base_},
+                                       suite::Contract{}, "cpu");
+  }
+  test::TempDir dir_;
+  std::filesystem::path base_, twin_;
+  nlohmann::json ev_, cand_ev_;
+};
+
+TEST_F(FreshTwin, TheOldValuesAnswerIsAStaleResult) {
+  const auto v = twin({2, 4, 6});
+  EXPECT_EQ(v.status, Status::StaleResult);
+  EXPECT_NE(v.detail.find("cached"), std::string::npos) << v.detail;
+}
+
+TEST_F(FreshTwin, AnInaccurateAnswerToTheNewValuesKeepsItsOwnVerdict) {
+  const auto v = twin({10.01f, 12, 14});
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+  EXPECT_NE(v.detail.find("fresh values of p's shapes"), std::string::npos) << v.detail;
+  EXPECT_EQ(v.detail.find("cached"), std::string::npos) << v.detail;
+}
+
+TEST_F(FreshTwin, AnAnswerToNeitherIsNotCalledCached) {
+  const auto v = twin({0, 0, 0});
+  EXPECT_EQ(v.status, Status::NumericalMismatch);
+}
+
 TEST_F(CaseJudge, CorrectPasses) {
   EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, Status::Passed);
 }
