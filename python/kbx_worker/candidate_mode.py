@@ -233,15 +233,17 @@ class CaseInputs:
             except Exception:  # the file path below still works
                 self.generators = {}
 
-    def get(self, case):
-        """(tensors, how): how is "rebuilt" or "file"; a case's prefetched inputs once."""
+    def get(self, case, patient=True):
+        """(tensors, how): how is "rebuilt" or "file"; a case's prefetched inputs once. patient:
+        out of the GPU's memory with no file to read, wait and try again (not when prefetching)."""
         ready = self.ready.pop(case["name"], None)
         if ready is not None:
             return ready
         spec = self.generators.get(case["name"]) or self.generators.get(case.get("fresh_of"))
         failure = None
         if spec is not None and case.get("digest") is not None and "case_seed" in case:
-            tensors, failure = self._rebuild_checked(spec, case, patient=not case.get("inputs"))
+            tensors, failure = self._rebuild_checked(
+                spec, case, patient=patient and not case.get("inputs"))
             if tensors is not None:
                 return tensors, "rebuilt"
         if not case.get("inputs"):
@@ -285,7 +287,7 @@ class CaseInputs:
             for case in cases:
                 if case["name"] in self.ready:
                     continue
-                built = self.get(case)
+                built = self.get(case, patient=False)  # ahead of need: no waiting for memory
                 size = tensorio.named_bytes(built[0])
                 if total + size > max_bytes:
                     return total

@@ -249,6 +249,30 @@ def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
     assert tries.count("small_one") == 1  # a file to read instead: no waiting
 
 
+def test_prefetching_does_not_wait_for_memory(tmp_path, monkeypatch):
+    """Prefetching inputs ahead of the slot is opportunistic: out of memory, it tries once and
+    leaves the case to be built when asked (where the worker waits)."""
+    out, cases = _reference(tmp_path, PLAIN)
+    monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, 0.0, None))
+    tries = []
+
+    def no_memory(self, spec, seed):
+        tries.append(spec.name)
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", no_memory)
+    monkeypatch.setattr(candidate_mode, "_gpu_has_room", lambda device, nbytes: True)
+    inputs = candidate_mode.CaseInputs({"task_dir": str(tmp_path / "task"), "entry": "scale"}, "cpu")
+    ev = cases["perf_one"]
+    case = {"name": "perf_one", "tier": "full", "call": ev["call"], "digest": ev["digest"],
+            "case_seed": ev["case_seed"]}
+    assert inputs.prefetch([case], 1 << 30) == 0
+    assert tries == ["perf_one"] and not inputs.ready
+    with pytest.raises(candidate_mode.InputsOutOfMemory):
+        inputs.get(case)
+    assert tries.count("perf_one") == 1 + 3
+
+
 def test_a_generator_that_raises_names_its_error(tmp_path, monkeypatch):
     """Another failure of the task's generator in the candidate's process fails the case as a
     runtime error whose message carries that failure (not only "came out different")."""
