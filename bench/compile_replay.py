@@ -6,7 +6,7 @@ process: no sandbox, no other jobs, no kbx file formats. Each output is compared
 PyTorch and with a float64 run of the reference (its shadow), as kbx's verdict does.
 
     python bench/compile_replay.py --cands DIR --tasks tasks --seed 7 [--device cuda]
-                                   Category/name [Category/name ...]
+                                   [--tiers edge,small,full] Category/name [Category/name ...]
 
 One line per case: its name, then `ok` or what is wrong (`shape`, `raised`, `nonfinite`,
 `error x<ratio>`: the compiled output's max |error| against float64 over eager's, beside the two
@@ -31,9 +31,6 @@ from kbx_worker.argcodec import flatten_result  # noqa: E402
 from kbx_worker.calls import upcast  # noqa: E402
 from kbx_worker.casegen import Ctx, case_seed  # noqa: E402
 from kbx_worker.taskload import Reference, load_module  # noqa: E402
-
-TIERS = ("edge", "small", "full")
-
 
 def leaves(result):
     """The result's tensor leaves by name (scalars as 0-d float64 tensors)."""
@@ -83,7 +80,7 @@ def compare(compiled, eager, shadow):
     return worst
 
 
-def replay(task, cands, tasks, seed, device):
+def replay(task, cands, tasks, seed, device, tiers=("edge", "small", "full")):
     folder = tasks / task
     entry = tomllib.loads((folder / "task.toml").read_text())["entry"]
     ref = Reference(str(folder), entry, label="replay_" + task.replace("/", "_"))
@@ -92,7 +89,7 @@ def replay(task, cands, tasks, seed, device):
     shadow_fn = ref.shadow or ref.entry
     bad = []
     n = 0
-    for case in [c for c in ref.cases if c.tier in TIERS]:
+    for case in [c for c in ref.cases if c.tier in tiers]:
         n += 1
         if getattr(case, "random", False):
             print(f"  {task} {case.name} ({case.tier}): skipped (random: kbx judges its draws)")
@@ -132,13 +129,14 @@ def main(argv=None):
     p.add_argument("--tasks", default=str(ROOT / "tasks"))
     p.add_argument("--seed", type=int, default=7, help="the kbx run's --seed")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--tiers", default="edge,small,full", help="the case tiers to replay")
     p.add_argument("task", nargs="+", help="Category/name")
     opts = p.parse_args(argv)
     failing = 0
     for task in opts.task:
         try:
             failing += replay(task, pathlib.Path(opts.cands), pathlib.Path(opts.tasks),
-                              opts.seed, opts.device)
+                              opts.seed, opts.device, tuple(opts.tiers.split(",")))
         except Exception as exc:  # noqa: BLE001 - one task's failure does not stop the rest
             print(f"{task}: replay failed: {type(exc).__name__}: {exc}"[:400], flush=True)
             failing += 1

@@ -68,3 +68,35 @@ def test_a_manifest_without_entry_is_named(tmp_path):
     assert proc.returncode == 1
     assert str(tasks / "Math" / "bad" / "task.toml") in proc.stderr and "entry" in proc.stderr
     assert not (tmp_path / "out").exists()  # nothing written when a task is broken
+
+
+REPLAY = ROOT / "bench" / "compile_replay.py"
+
+
+def _replay(cands, *tasks):
+    return subprocess.run([sys.executable, str(REPLAY), "--cands", str(cands), "--device", "cpu",
+                           "--tiers", "edge,small", "--seed", "7", *tasks],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_replay_finds_a_compiled_reference_right_and_a_wrong_one_wrong(tmp_path):
+    """bench/compile_replay.py, the evidence that a compiled candidate's failure is Inductor's
+    (it runs the candidate outside kbx against eager and float64): the reference compiled with
+    the eager backend is right in every case; one whose alpha is dropped (Inductor's error on
+    Math/add in session 24) is named, in the cases that pass an alpha."""
+    out = tmp_path / "cands"
+    assert _generate("--tasks", str(ROOT / "tasks"), "--out", str(out), "--backend", "eager",
+                     "--only", "Math/add").returncode == 0
+    proc = _replay(out, "Math/add")
+    assert proc.returncode == 0, proc.stderr
+    assert "Math/add: " in proc.stdout and ", 0 not ok" in proc.stdout, proc.stdout
+    source = (out / "Math" / "add.py").read_text()
+    (out / "Math" / "add.py").write_text(source.replace(
+        "return _kbx_compiled_add(*args, **kwargs)",
+        "kwargs.pop('alpha', None)\n    return _kbx_compiled_add(*args[:2], **kwargs)"))
+    proc = _replay(out, "Math/add")
+    assert proc.returncode == 0, proc.stderr
+    wrong = [line for line in proc.stdout.splitlines()
+             if line.startswith("  Math/add") and not line.endswith(": ok")]
+    assert wrong and all("error x" in line or "nonfinite" in line for line in wrong), proc.stdout
+    assert "replayed 1 tasks: 1 with a case not ok" in proc.stdout
