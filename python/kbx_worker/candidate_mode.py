@@ -263,7 +263,9 @@ class CaseInputs:
                     return tensors, None
                 return None, None
             except Exception as exc:  # noqa: BLE001 - kept for the error's message
-                failure = exc
+                # without its frames, whose locals (the generator's tensors) would keep the
+                # memory that the next try needs
+                failure = exc.with_traceback(None)
                 tensors = None
                 if classify_exception(exc) != "oom" or pause_s is None:
                     return None, failure

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import textwrap
+import weakref
 
 import pytest
 import torch
@@ -247,6 +248,29 @@ def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
     assert errors[0]["phase"] == "inputs" and "out of memory" in errors[0]["message"]
     assert tries.count("perf_one") == 3
     assert tries.count("small_one") == 1  # a file to read instead: no waiting
+
+
+def test_a_failed_try_frees_what_it_built_before_the_next(tmp_path, monkeypatch):
+    """The memory the generator took before it ran out must be free for the next try: the error
+    kept for the message does not keep the generator's frames (and their tensors) alive."""
+    out, cases = _reference(tmp_path, PLAIN)
+    monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, None))
+    rebuild = candidate_mode.CaseInputs._rebuild
+    held = []
+
+    def half_built(self, spec, seed):
+        if spec.name == "perf_one" and not held:
+            partial = torch.empty(1 << 20)  # what a generator had made when it ran out
+            held.append(weakref.ref(partial))
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        if spec.name == "perf_one":
+            assert held[0]() is None, "the failed try's tensors are still alive"
+        return rebuild(self, spec, seed)
+
+    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", half_built)
+    events, _ = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
+    assert not [e for e in events if e["ev"] == "error"], events
+    assert held and held[0]() is None
 
 
 def test_prefetching_does_not_wait_for_memory(tmp_path, monkeypatch):
