@@ -228,11 +228,9 @@ def test_a_passing_out_of_memory_is_waited_out(tmp_path, monkeypatch):
     assert tries.count("perf_one") == 2  # the first try ran out of memory
 
 
-def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
-    """An honest candidate whose full case's inputs cannot be built for want of memory is not
-    blamed with a runtime error: the case reports oom (the supervisor runs it again alone), after
-    every try, and names the case and the memory."""
-    out, cases = _reference(tmp_path, PLAIN)
+def _never_enough_memory(monkeypatch):
+    """Every rebuild of inputs runs out of the GPU's memory (three tries, no pauses); returns
+    the list of the cases tried, one entry a try."""
     monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, 0.0, None))
     tries = []
 
@@ -241,6 +239,15 @@ def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
     monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", no_memory)
+    return tries
+
+
+def test_inputs_out_of_memory_is_oom_not_a_runtime_error(tmp_path, monkeypatch):
+    """An honest candidate whose full case's inputs cannot be built for want of memory is not
+    blamed with a runtime error: the case reports oom (the supervisor runs it again alone), after
+    every try, and names the case and the memory."""
+    out, cases = _reference(tmp_path, PLAIN)
+    tries = _never_enough_memory(monkeypatch)
     events, _ = _candidate(tmp_path, out, cases, (LEAN / "scale_honest.py").read_text())
     errors = [e for e in events if e["ev"] == "error"]
     assert len(errors) == 1, errors
@@ -277,14 +284,7 @@ def test_prefetching_does_not_wait_for_memory(tmp_path, monkeypatch):
     """Prefetching inputs ahead of the slot is opportunistic: out of memory, it tries once and
     leaves the case to be built when asked (where the worker waits)."""
     out, cases = _reference(tmp_path, PLAIN)
-    monkeypatch.setattr(candidate_mode, "REBUILD_OOM_PAUSES_S", (0.0, 0.0, None))
-    tries = []
-
-    def no_memory(self, spec, seed):
-        tries.append(spec.name)
-        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-
-    monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", no_memory)
+    tries = _never_enough_memory(monkeypatch)
     monkeypatch.setattr(candidate_mode, "_gpu_has_room", lambda device, nbytes: True)
     inputs = candidate_mode.CaseInputs({"task_dir": str(tmp_path / "task"), "entry": "scale"}, "cpu")
     ev = cases["perf_one"]
