@@ -103,15 +103,78 @@ bool ReferenceCache::restore(const std::string& key, const ReferenceJob& job) co
       fs::remove_all(job.in_dir);
       link_or_copy_folder(entry / "inputs", job.in_dir);
     }
-    fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // used: trimmed last
-    const std::uint64_t bytes = folder_bytes(entry);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (in_use_.insert(entry).second) in_use_bytes_ += bytes;
     return true;
   } catch (const std::exception&) {
-    fs::remove_all(job.out_dir, ec);  // half a copy is no reference: compute it
+    fs::remove_all(job.out_dir, ec);  // half a copy (an entry evicted meanwhile): compute it
     return false;
   }
+}
+
+double reference_seconds(const ReferenceCases& computed) {
+  double total = 0;
+  for (const auto& ev : computed.cases) {
+    double seconds = ev.value("seconds", 0.0);
+    if (const auto phases = ev.find("phases"); phases != ev.end() && phases->is_object()) {
+      for (const char* slot_step : {"eager", "compiled", "remake"}) {
+        seconds -= phases->value(slot_step, 0.0);
+      }
+    }
+    total += std::max(seconds, 0.0);
+  }
+  return total;
+}
+
+double seconds_per_gib(double seconds, std::uint64_t bytes) {
+  const double gib = static_cast<double>(std::max<std::uint64_t>(bytes, 1 << 20)) / (1 << 30);
+  return seconds / gib;
+}
+
+namespace {
+
+constexpr const char* kWorthFile = "worth.json";
+
+/// A stored entry: its folder, size and worth (0 for an entry without its worth file).
+struct StoredEntry {
+  fs::path path;
+  std::uint64_t bytes = 0;
+  double worth = 0;
+};
+
+std::vector<StoredEntry> stored_entries(const fs::path& root) {
+  std::vector<StoredEntry> entries;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    if (!e.is_directory(ec) || e.path().filename().string().front() == '.') continue;
+    StoredEntry entry{e.path(), folder_bytes(e.path()), 0};
+    try {
+      entry.worth = nlohmann::json::parse(read_file(e.path() / kWorthFile))
+                        .value("seconds_per_gib", 0.0);
+    } catch (const std::exception&) {
+      entry.worth = 0;  // an entry of an older kbx, or a damaged file: evicted first
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+}  // namespace
+
+bool ReferenceCache::make_room(std::uint64_t bytes, double worth) const {
+  auto entries = stored_entries(root_);
+  std::uint64_t total = pending_bytes_;
+  for (const auto& e : entries) total += e.bytes;
+  std::sort(entries.begin(), entries.end(),
+            [](const StoredEntry& a, const StoredEntry& b) { return a.worth < b.worth; });
+  std::uint64_t freed = 0;
+  size_t victims = 0;
+  while (total - freed + bytes > max_bytes_ && victims < entries.size() &&
+         entries[victims].worth < worth) {
+    freed += entries[victims++].bytes;
+  }
+  if (total - freed + bytes > max_bytes_) return false;
+  std::error_code ec;
+  for (size_t k = 0; k < victims; ++k) fs::remove_all(entries[k].path, ec);
+  return true;
 }
 
 void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
@@ -120,24 +183,25 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
   std::error_code ec;
   const fs::path entry = root_ / key;
   if (fs::exists(entry, ec)) return;
-  // An entry that does not fit beside those this run uses is not kept: evicting them would make
-  // a sweep over more tasks than the cap holds miss on every task, and pay every copy.
   const std::uint64_t bytes = reference_folder_bytes(job);
+  const double seconds = reference_seconds(computed);
+  const double worth = seconds_per_gib(seconds, bytes);
+  if (worth < kMinSecondsPerGiB) return;  // a hit would save about what restoring it costs
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (in_use_bytes_ + bytes > max_bytes_) {
+    if (!make_room(bytes, worth)) {
       if (!told_full_) {
         std::fprintf(stderr,
-                     "kbx: the reference cache %s is full for this run (%.1f GiB kept, cap %.1f "
-                     "GiB): later references are not kept (--ref-cache-mb raises the cap)\n",
-                     root_.c_str(), static_cast<double>(in_use_bytes_) / (1 << 30),
+                     "kbx: the reference cache %s is full of entries worth more than %s's (%.1f "
+                     "s of reference work per GiB; cap %.1f GiB): it and others worth less are "
+                     "not kept (--ref-cache-mb raises the cap)\n",
+                     root_.c_str(), job.task->id().c_str(), worth,
                      static_cast<double>(max_bytes_) / (1 << 30));
         told_full_ = true;
       }
       return;
     }
-    in_use_bytes_ += bytes;
-    in_use_.insert(entry);
+    pending_bytes_ += bytes;
   }
   const fs::path tmp = root_ / fmt::format(".{}.{}.tmp", key, ::getpid());
   try {
@@ -147,41 +211,21 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
     link_or_copy_folder(job.out_dir, tmp / "ref");
     if (!job.in_dir.empty() && job.in_dir != job.out_dir)
       link_or_copy_folder(job.in_dir, tmp / "inputs");
+    write_file(tmp / kWorthFile, nlohmann::json{{"seconds", seconds},
+                                                {"bytes", bytes},
+                                                {"seconds_per_gib", worth},
+                                                {"task", job.task->id()}}
+                                     .dump());
     fs::rename(tmp, entry);
   } catch (const std::exception& e) {
     fs::remove_all(tmp, ec);
-    if (fs::exists(entry / "ref" / "cases.json", ec)) return;  // another kbx kept it first
-    std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n", root_.c_str(),
-                 job.task->id().c_str(), e.what());
-    return;
+    if (!fs::exists(entry / "ref" / "cases.json", ec)) {  // else another kbx kept it first
+      std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n",
+                   root_.c_str(), job.task->id().c_str(), e.what());
+    }
   }
-  trim();
-}
-
-void ReferenceCache::trim() const {
-  struct Entry {
-    fs::path path;
-    fs::file_time_type used;
-    std::uint64_t bytes;
-  };
-  std::vector<Entry> entries;
-  std::uint64_t total = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root_, ec)) {
-    if (!e.is_directory(ec) || e.path().filename().string().front() == '.') continue;
-    Entry entry{e.path(), fs::last_write_time(e.path(), ec), folder_bytes(e.path())};
-    total += entry.bytes;
-    entries.push_back(std::move(entry));
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.used < b.used; });
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& e : entries) {
-    if (total <= max_bytes_) break;
-    if (in_use_.count(e.path)) continue;  // this run's own
-    fs::remove_all(e.path, ec);
-    total -= e.bytes;
-  }
+  pending_bytes_ -= bytes;
 }
 
 }  // namespace kbx::sched
