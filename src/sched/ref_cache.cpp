@@ -147,8 +147,8 @@ std::vector<StoredEntry> stored_entries(const fs::path& root) {
     if (!e.is_directory(ec) || e.path().filename().string().front() == '.') continue;
     StoredEntry entry{e.path(), folder_bytes(e.path()), 0};
     try {
-      entry.worth = nlohmann::json::parse(read_file(e.path() / kWorthFile))
-                        .value("seconds_per_gib", 0.0);
+      entry.worth =
+          nlohmann::json::parse(read_file(e.path() / kWorthFile)).value("seconds_per_gib", 0.0);
     } catch (const std::exception&) {
       entry.worth = 0;  // an entry of an older kbx, or a damaged file: evicted first
     }
@@ -220,8 +220,8 @@ void ReferenceCache::store(const std::string& key, const ReferenceJob& job,
   } catch (const std::exception& e) {
     fs::remove_all(tmp, ec);
     if (!fs::exists(entry / "ref" / "cases.json", ec)) {  // else another kbx kept it first
-      std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n",
-                   root_.c_str(), job.task->id().c_str(), e.what());
+      std::fprintf(stderr, "kbx: the reference cache %s kept nothing for %s: %s\n", root_.c_str(),
+                   job.task->id().c_str(), e.what());
     }
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -103,9 +103,10 @@ TEST(ReferenceCache, RestoresTensorFilesAsLinksAndCasesJsonAsACopy) {
 // their own), the torch.compile baseline and the inputs made again for them are left out.
 TEST(ReferenceCache, AReferencesWorthLeavesOutItsTimedSteps) {
   ReferenceCases rc = worked(2.0);
-  rc.cases.push_back({{"case", "perf"},
-                      {"seconds", 9.0},
-                      {"phases", {{"call", 1.0}, {"eager", 5.0}, {"compiled", 1.5}, {"remake", 0.5}}}});
+  rc.cases.push_back(
+      {{"case", "perf"},
+       {"seconds", 9.0},
+       {"phases", {{"call", 1.0}, {"eager", 5.0}, {"compiled", 1.5}, {"remake", 0.5}}}});
   EXPECT_DOUBLE_EQ(reference_seconds(rc), 2.0 + 2.0);
   EXPECT_DOUBLE_EQ(seconds_per_gib(3.0, 3ull << 30), 1.0);
   EXPECT_DOUBLE_EQ(seconds_per_gib(1.0, 10), 1024.0);  // under a MiB counts as a MiB
