@@ -167,14 +167,19 @@ bool ReferenceCache::make_room(std::uint64_t bytes, double worth) const {
             [](const StoredEntry& a, const StoredEntry& b) { return a.worth < b.worth; });
   std::uint64_t freed = 0;
   size_t victims = 0;
+  // the cap first (lowered since these were kept): least worth first, whatever their worth
+  while (total - freed > max_bytes_ && victims < entries.size()) {
+    freed += entries[victims++].bytes;
+  }
+  const size_t over_cap = victims;
   while (total - freed + bytes > max_bytes_ && victims < entries.size() &&
          entries[victims].worth < worth) {
     freed += entries[victims++].bytes;
   }
-  if (total - freed + bytes > max_bytes_) return false;
+  const bool fits = total - freed + bytes <= max_bytes_;
   std::error_code ec;
-  for (size_t k = 0; k < victims; ++k) fs::remove_all(entries[k].path, ec);
-  return true;
+  for (size_t k = 0; k < (fits ? victims : over_cap); ++k) fs::remove_all(entries[k].path, ec);
+  return fits;
 }
 
 void ReferenceCache::store(const std::string& key, const ReferenceJob& job,

@@ -76,7 +76,8 @@ class ReferenceCache {
 
  private:
   /// Under mu_: evicts entries worth less than `worth` (least first) until `bytes` more fit
-  /// under the cap beside pending_bytes_; false (nothing evicted) when they cannot.
+  /// under the cap beside pending_bytes_; false when they cannot (then only what exceeds the
+  /// cap by itself, as after the cap was lowered, is evicted).
   bool make_room(std::uint64_t bytes, double worth) const;
   std::filesystem::path root_;
   std::uint64_t max_bytes_;

@@ -150,6 +150,27 @@ TEST(ReferenceCache, KeepsTheEntriesThatSaveTheMostPerByteWhateverTheOrder) {
   }
 }
 
+// A cap lowered since the entries were kept holds all the same: the least worth go, even for
+// an entry that is then not kept itself.
+TEST(ReferenceCache, ALoweredCapIsKept) {
+  test::TempDir dir;
+  std::vector<suite::Task> tasks;
+  for (const char* name : {"a", "b", "c"}) tasks.push_back(task_named(name));
+  const double seconds[] = {3.0, 2.0, 0.5};
+  std::vector<std::string> keys;
+  for (size_t k = 0; k < tasks.size(); ++k) {
+    ReferenceCache roomy(dir.path() / "cache", 1 << 20);
+    ReferenceJob job = computed_job(tasks[k], dir.path() / "work", 1000);
+    keys.push_back(roomy.key(job, "fp", true));
+    if (k < 2) roomy.store(keys.back(), job, worked(seconds[k]));
+  }
+  ReferenceCache smaller(dir.path() / "cache", 2500);  // one entry of 2 x 1000 bytes
+  ReferenceJob job = computed_job(tasks[2], dir.path() / "work", 1000);
+  smaller.store(keys[2], job, worked(seconds[2]));  // worth least: not kept
+  EXPECT_EQ(held(smaller, tasks, keys, dir.path() / "scratch"),
+            (std::vector<bool>{true, false, false}));
+}
+
 TEST(ReferenceCache, AnEntryWorthLessThanItsRestoreIsNotKept) {
   test::TempDir dir;
   ReferenceCache cache(dir.path() / "cache", 1 << 30);
