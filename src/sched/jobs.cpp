@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "sched/gpu_slot.h"
+#include "verdict/job_status.h"
 #include "verdict/status.h"
 
 namespace kbx::sched {
@@ -365,7 +366,9 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         Attempt a = attempt(ctx, c, t, *item->refs, &id, k);
         trace_pipeline("job_end", c.task);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
-        const bool oom = a.result.status == verdict::status_name(verdict::Status::Oom);
+        // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
+        const bool oom = a.result.status == verdict::status_name(verdict::Status::Oom) &&
+                         a.result.detail.rfind(verdict::kOwnMemoryLimit, 0) != 0;
         if (a.parent_died || fault || oom) {
           // Not a verdict: with several lanes the parent's death may be another job's doing, a
           // harness error is kbx's own, and the GPU's memory may have gone to the jobs and

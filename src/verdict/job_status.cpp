@@ -66,7 +66,7 @@ Failure process_failure(const ProcessEnd& p) {
   if (p.end == End::Exited && p.exit_code == kExitConfineFailed && !p.said_hello) {
     return {Status::HarnessError, "could not confine the worker (before any candidate code ran)"};
   }
-  if (p.memory_limit_hit) return {Status::Oom, "killed by the job's memory limit (cgroup)"};
+  if (p.memory_limit_hit) return {Status::Oom, kOwnMemoryLimit};
   // Before the signal: kbx kills a worker whose events have no end (sandbox::Limits)
   if (!p.protocol_error.empty()) return {Status::Crash, p.protocol_error};
   if (p.end == End::Signaled) return {Status::Crash, "killed by " + p.description};

@@ -70,6 +70,10 @@ struct ProcessEnd {
 /// without "done". Passed when it ended as a worker should.
 Failure process_failure(const ProcessEnd& end);
 
+/// The detail of a job killed by its own host-memory limit (its cgroup's memory.max): an oom that
+/// other jobs did not cause, so one that running the job alone would not change.
+inline constexpr const char* kOwnMemoryLimit = "killed by the job's memory limit (cgroup)";
+
 /// What failed in a job apart from its cases.
 struct JobWide {
   std::set<std::string> tampered;        ///< timing functions the candidate replaced
