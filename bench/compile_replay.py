@@ -32,6 +32,7 @@ from kbx_worker.calls import upcast  # noqa: E402
 from kbx_worker.casegen import Ctx, case_seed  # noqa: E402
 from kbx_worker.taskload import Reference, load_module  # noqa: E402
 
+
 def leaves(result):
     """The result's tensor leaves by name (scalars as 0-d float64 tensors)."""
     out = {}

@@ -368,7 +368,7 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
         // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
         const bool oom = a.result.status == verdict::status_name(verdict::Status::Oom) &&
-                         a.result.detail.rfind(verdict::kOwnMemoryLimit, 0) != 0;
+                         !a.result.detail.starts_with(verdict::kOwnMemoryLimit);
         if (a.parent_died || fault || oom) {
           // Not a verdict: with several lanes the parent's death may be another job's doing, a
           // harness error is kbx's own, and the GPU's memory may have gone to the jobs and

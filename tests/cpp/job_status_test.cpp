@@ -147,7 +147,7 @@ TEST(ProcessFailure, MemoryLimitBeatsTheSignalItSent) {
   p.memory_limit_hit = true;
   EXPECT_EQ(verdict::process_failure(p).status, Status::Oom);
   // the job's own limit, told apart from the GPU's memory (sched: not run again alone)
-  EXPECT_EQ(verdict::process_failure(p).detail.rfind(verdict::kOwnMemoryLimit, 0), 0u);
+  EXPECT_TRUE(verdict::process_failure(p).detail.starts_with(verdict::kOwnMemoryLimit));
   p.end = ProcessEnd::End::TimedOut;  // but a timeout is a timeout
   EXPECT_EQ(verdict::process_failure(p).status, Status::Timeout);
 }
