@@ -28,6 +28,7 @@ def _timer(host_bound, quiet, batch=None):
     """A CudaTimer without CUDA: its warm-up and batches replaced, its control flow kept."""
     t = timer_module.CudaTimer.__new__(timer_module.CudaTimer)
     t.min_reps, t.max_reps, t.batch, t.budget_ms = 10, 2000, 10, 500.0
+    t.host_bound_budget_ms = timer_module.HOST_BOUND_BUDGET_MS
     t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
     t.quiet, t.last_quiet, t.quiet_all = quiet, False, False
     t.settles = True
@@ -188,3 +189,43 @@ def test_a_host_bound_run_measures_the_hosts_speed_before_its_batches():
 def test_the_host_loop_is_the_fastest_of_its_tries():
     ticks = iter([0.0, 0.004, 1.0, 1.002, 2.0, 2.003])  # three tries: 4, 2 and 3 ms
     assert timer_module.host_loop_ms(n=10, tries=3, clock=lambda: next(ticks)) == pytest.approx(2.0)
+
+
+def _unconverging_run(host_bound, clock_step_ms=20.0):
+    """Runs a timer whose calls never converge (samples alternate 1 and 2 ms) on a fake clock
+    that advances clock_step_ms per call; returns (timer, samples, ms spent in batches)."""
+    quiet = FakeQuiet()
+    t = _timer(host_bound, quiet)
+    now = [0.0]
+
+    def clock():
+        return now[0] / 1e3
+
+    def batches(fn, reps, before_each, after_each):
+        now[0] += clock_step_ms * reps
+        return [1.0 + (k % 2) for k in range(reps)]
+
+    t._batch = batches
+    real = timer_module.time.perf_counter
+    timer_module.time.perf_counter = clock
+    try:
+        t0 = now[0]
+        samples = t.run(lambda: None)
+    finally:
+        timer_module.time.perf_counter = real
+    return t, samples, now[0] - t0
+
+
+def test_a_host_bound_call_that_does_not_converge_stops_at_the_smaller_budget():
+    """Its batches freeze every other job, so they get HOST_BOUND_BUDGET_MS, not budget_ms."""
+    assert timer_module.HOST_BOUND_BUDGET_MS < 500.0
+    t, samples, spent = _unconverging_run(True)
+    assert t.last_budget_ms == timer_module.HOST_BOUND_BUDGET_MS
+    assert spent <= timer_module.HOST_BOUND_BUDGET_MS + 1e-6
+    assert len(samples) >= timer_module.SLOW_MIN_REPS
+
+
+def test_a_call_that_does_not_wait_on_the_host_keeps_the_whole_budget():
+    t, samples, spent = _unconverging_run(False)
+    assert t.last_budget_ms == 500.0
+    assert timer_module.HOST_BOUND_BUDGET_MS < spent <= 500.0 + 1e-6
