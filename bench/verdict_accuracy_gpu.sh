@@ -3,7 +3,7 @@
 # under `kbx eval --device cuda` (binary and probe carried in .carry/, as for bench/gpu_session.sh).
 # Prints per candidate the status at strict/core/kbx, glue_share and kernel_share against what is
 # expected, and exits nonzero on any mismatch. Databases go to $OUT (default ./gpu-out).
-#   bench/verdict_accuracy_gpu.sh
+#   [SKIP_EXPERT=1] [ONLY="name name ..."] bench/verdict_accuracy_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -30,6 +30,7 @@ expect=(
 for line in "${expect[@]}"; do
   read -r name dir e_strict e_core e_kbx e_glue <<< "$line"
   [ "${SKIP_EXPERT:-0}" = 1 ] && [ "$name" = expert ] && continue
+  [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
   db="$OUT/verdict-$name.db"
   timeout --signal=KILL 1500 "$KBX" eval --method "$name" --candidates "$dir" --device cuda \
     --db "$db" --fresh > "$OUT/verdict-$name.log" 2>&1 || echo "$name: eval exited $?"
