@@ -11,7 +11,8 @@
 namespace kbx::sandbox {
 
 /// What one hush cost the holder: how long freezing the other members took, how long it then
-/// waited for their cgroups to report frozen, and how many had not by the wait's end.
+/// waited for their cgroups to report frozen (a host-bound call's hush only), and how many had
+/// not by the wait's end.
 struct HushCost {
   bool host_bound = true;  ///< the holder's call waits on the host (kbx's own CPU work waits too)
   double freeze_seconds = 0;
@@ -79,6 +80,9 @@ class QuietRoom {
   void freeze(Member& m, double now);
   void thaw(Member& m, double now);
   void end_hush();  ///< no owner; every member thawed
+  /// How many frozen members' cgroups still run work, waiting for them until `until` (monotonic
+  /// seconds; a time past gives one look).
+  int count_not_stopped(double until) const;
 
   double max_quiet_seconds_;
   std::function<void(const HushCost&)> observer_;

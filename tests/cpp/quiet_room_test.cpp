@@ -251,6 +251,47 @@ TEST(QuietRoom, AConfinedJobIsFrozenThroughItsCgroupWhateverItsProcessGroups) {
   EXPECT_TRUE(cgroup_becomes(cgroup.path(), 0));
 }
 
+/// A folder standing in for a cgroup whose tasks never stop (one inside a long system call):
+/// its cgroup.freeze takes the write, its cgroup.events says "frozen 0" for good.
+struct UnstoppableCgroup {
+  fs::path path;
+  UnstoppableCgroup() {
+    path = fs::temp_directory_path() / ("kbx-unstoppable-" + std::to_string(::getpid()));
+    fs::create_directories(path);
+    std::ofstream(path / "cgroup.freeze") << "0";
+    std::ofstream(path / "cgroup.events") << "populated 1\nfrozen 0\n";
+  }
+  ~UnstoppableCgroup() { fs::remove_all(path); }
+};
+
+TEST(QuietRoom, OnlyAHostBoundCallsHushWaitsForTheCgroupsToStop) {
+  UnstoppableCgroup cgroup;
+  sandbox::QuietRoom room;
+  std::vector<sandbox::HushCost> costs;
+  room.on_hush([&](const sandbox::HushCost& c) { costs.push_back(c); });
+  Sleeper holder;
+  const int h = room.join(holder.pid, {});
+  room.join(999999, cgroup.path);
+  room.set_holding(h, true);
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/false));  // a call that only queues GPU work
+  room.unhush(h);
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/true));
+  room.unhush(h);
+  ASSERT_EQ(costs.size(), 2u);
+  EXPECT_EQ(costs[0].not_stopped, 1) << "still counted, for the trace";
+  EXPECT_LT(costs[0].wait_seconds, 0.01) << "a GPU-only call's hush does not wait";
+  EXPECT_EQ(costs[1].not_stopped, 1);
+  EXPECT_GE(costs[1].wait_seconds, 0.045) << "a host-bound call's hush waits up to 50 ms";
+  EXPECT_LT(costs[1].wait_seconds, 0.5);
+  // Asked again host-bound within a GPU-only hush: it waits then.
+  ASSERT_TRUE(room.hush(h, false));
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(room.hush(h, true));
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.045);
+  room.unhush(h);
+  EXPECT_EQ(std::ifstream(cgroup.path / "cgroup.freeze").get(), '0') << "thawed at the end";
+}
+
 class QuietJobsTest : public ::testing::Test {
  protected:
   void SetUp() override {
