@@ -212,7 +212,7 @@ std::string quiet_timing_mode(const std::string& flag) {
 
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
-  return std::min(6, lanes / 2 + 2);
+  return std::min(8, lanes / 2 + 2);
 }
 
 std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes,
@@ -225,7 +225,7 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
-  return device == "cuda" ? std::clamp(n / 2, 1, 8) : n;
+  return device == "cuda" ? std::clamp(n * 3 / 4, 1, 12) : n;
 }
 
 int run_eval(const EvalOptions& options) {

@@ -485,8 +485,9 @@ TEST(TimedWithoutSlot, OnlyTimingsAfterTheGrantAreTrusted) {
 }
 
 TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
-  EXPECT_EQ(sched::default_jobs("cuda", 16), 8);
-  EXPECT_EQ(sched::default_jobs("cuda", 64), 8);
+  EXPECT_EQ(sched::default_jobs("cuda", 16), 12);
+  EXPECT_EQ(sched::default_jobs("cuda", 8), 6);
+  EXPECT_EQ(sched::default_jobs("cuda", 64), 12);
   EXPECT_EQ(sched::default_jobs("cuda", 2), 1);
   EXPECT_EQ(sched::default_jobs("cuda", 0), 1);
   EXPECT_EQ(sched::default_jobs("cpu", 2), 2);
@@ -494,7 +495,8 @@ TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
 
 TEST(ReferenceWorkers, SeveralOnTheGpuOneOnTheCpu) {
   EXPECT_EQ(sched::reference_workers("cuda", 8), 6);
-  EXPECT_EQ(sched::reference_workers("cuda", 16), 6);
+  EXPECT_EQ(sched::reference_workers("cuda", 12), 8);
+  EXPECT_EQ(sched::reference_workers("cuda", 16), 8);
   EXPECT_EQ(sched::reference_workers("cuda", 4), 4);
   EXPECT_EQ(sched::reference_workers("cuda", 2), 3);
   EXPECT_EQ(sched::reference_workers("cuda", 1), 1);
