@@ -194,7 +194,7 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
   const std::uint64_t gib = 1ULL << 30;
   if (gpu_memory_bytes <= 34 * gib) return 1;
   return static_cast<int>(
-      std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (2 * gib), 1024));
+      std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (8 * gib), 1024));
 }
 
 std::string quiet_timing_mode(const std::string& flag) {

@@ -82,8 +82,9 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 std::string quiet_timing_mode(const std::string& flag);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept
-/// for the slot holder's full-size tensors, 2 GiB for each other job (its CUDA context and
-/// small cases).
+/// for the slot holder's full-size tensors, 8 GiB for each other job (its CUDA context, small
+/// cases, the full-size inputs it builds before the slot, and its share of the reference
+/// workers': 12 jobs and 8 reference workers used up to 129 GB of the H200's 141 in session 25).
 int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes);
 
 /// Runs `kbx eval`; returns the process exit code: 0 when every job got a verdict (or a shard

@@ -515,8 +515,9 @@ TEST(LiveTaskCap, OnTheGpuATaskForEveryLaneAndAChunkForEveryReferenceWorker) {
 TEST(DefaultJobs, TheGpusMemoryCapsThem) {
   const std::uint64_t gib = 1ULL << 30;
   EXPECT_EQ(sched::jobs_for_gpu_memory(24 * gib), 1);    // a small GPU: one job at a time
-  EXPECT_EQ(sched::jobs_for_gpu_memory(40 * gib), 5);    // 32 kept + 4 x 2
-  EXPECT_EQ(sched::jobs_for_gpu_memory(140 * gib), 55);  // an H200: the cores bind first
+  EXPECT_EQ(sched::jobs_for_gpu_memory(40 * gib), 2);    // 32 kept + 1 x 8
+  EXPECT_EQ(sched::jobs_for_gpu_memory(80 * gib), 7);    // 32 kept + 6 x 8
+  EXPECT_EQ(sched::jobs_for_gpu_memory(140 * gib), 14);  // an H200: its 16 cores bind first (12)
 }
 
 }  // namespace
