@@ -484,7 +484,7 @@ TEST(TimedWithoutSlot, OnlyTimingsAfterTheGrantAreTrusted) {
   EXPECT_TRUE(verdict::timed_without_slot(2, -1));  // never granted
 }
 
-TEST(DefaultJobs, HalfTheCoresOnTheGpuEveryCoreOnTheCpu) {
+TEST(DefaultJobs, ThreeQuartersOfTheCoresOnTheGpuEveryCoreOnTheCpu) {
   EXPECT_EQ(sched::default_jobs("cuda", 16), 12);
   EXPECT_EQ(sched::default_jobs("cuda", 8), 6);
   EXPECT_EQ(sched::default_jobs("cuda", 64), 12);
