@@ -395,17 +395,20 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "
                    "two, at most 8, 1 with --jobs 1; on cpu 1)")
       ->check(CLI::Range(1, 16));
-  eval->add_option("--live-tasks", ev.live_tasks,
-                   "most tasks with reference files on disk (fed to the lanes, last job not "
-                   "ended) before another chunk of references starts; more lets the references "
-                   "run further ahead of the lanes, within the room gate's memory (default: on "
-                   "cuda the lanes plus two per reference worker, at least 8; on cpu 32)")
+  eval->add_option(
+          "--live-tasks", ev.live_tasks,
+          "most tasks with reference files on disk (fed to the lanes, last job not "
+          "ended) before another chunk of references starts; more lets the references "
+          "run further ahead of the lanes, within the room gate's memory (default: on "
+          "cuda the lanes, and the quarter more that may be finishing, plus two per reference "
+          "worker, at least 8; on cpu 32)")
       ->check(CLI::Range(1, 1024));
   eval->add_option(
       "--jobs", ev.jobs,
       "candidates evaluated at once (default: on cuda three quarters of the cores, at most 12 and "
       "as many as the GPU memory takes, their full-size cases and timed loops one "
-      "at a time on the GPU; on cpu every core)");
+      "at a time on the GPU, and a quarter more that handed the GPU back finishing beside "
+      "them; on cpu every core)");
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
   eval->add_option("--seed", f.seed_text,
                    "input seed (default: fresh from the OS, stored with the run)");

@@ -403,6 +403,7 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
       if (!s.slot_handback) {
         st.closed = true;
         out.slot_released_after = static_cast<int>(st.events_seen) + 1;
+        if (s.on_slot_handed_back) s.on_slot_handed_back();
       }
     } else if (ev == "quiet_wanted") {
       // After the case's warm-up, before its timed batches: threads the warm-up made run where

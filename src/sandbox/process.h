@@ -62,6 +62,9 @@ struct Spawn {
   /// after that is not trusted (Outcome::slot_released_after). Otherwise a candidate's slot is
   /// released only once its processes are dead.
   bool slot_handback_once = false;
+  /// Called once, from the supervising thread, when the worker hands the slot back for good
+  /// (slot_handback_once): what the job does after it no longer needs the GPU alone.
+  std::function<void()> on_slot_handed_back;
   /// The worker's "done" ends it: its processes are killed at once and the slot released then,
   /// not after its teardown (the worker synchronised the GPU and flushed its probe records before
   /// saying done); an exit by that kill counts as exit 0. A worker that says done early is cut

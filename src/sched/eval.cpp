@@ -387,7 +387,7 @@ int run_eval(const EvalOptions& options) {
   }
   Progress progress("eval", static_cast<int>(pending.size()));
   std::mutex db_mu;
-  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, {}, o.gpus, {}};
+  JobContext jobs{db, db_mu, run->id, progress, cand_env, warm, st, o.jobs, 0, {}, o.gpus, {}};
   jobs.slot_cpus = slot_cpus;
   jobs.trusted_warm = &ref_warm;
   InterruptGuard interrupts(db, db_mu, run->id);
@@ -588,9 +588,13 @@ int run_eval(const EvalOptions& options) {
   RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
   const int reference_lanes =
       o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
-  const std::size_t live_cap = o.live_tasks > 0
-                                   ? static_cast<std::size_t>(o.live_tasks)
-                                   : live_task_cap(o.device, chunk, jobs.lanes, reference_lanes);
+  // On the GPU a job that handed its slot back finishes beside its lane's next one (LaneGate):
+  // its task is still live meanwhile.
+  if (o.device == "cuda") jobs.lanes_after_slot = lanes_after_slot(jobs.lanes);
+  const std::size_t live_cap =
+      o.live_tasks > 0
+          ? static_cast<std::size_t>(o.live_tasks)
+          : live_task_cap(o.device, chunk, jobs.lanes + jobs.lanes_after_slot, reference_lanes);
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {

@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -74,6 +75,10 @@ struct JobContext {
   WarmParents& warm;
   const JobSettings& settings;
   int lanes = 1;
+  /// Jobs beyond `lanes` that may still be finishing (their files, kbx's comparisons) after
+  /// their worker handed the GPU's slot back: a lane is a job from its start to that hand-back
+  /// (LaneGate); 0 on the CPU, where there is no slot.
+  int lanes_after_slot = 0;
   std::atomic<int> harness_errors{0};  ///< harness_error rows stored and lane faults
   /// --gpus: lane k runs its jobs on gpus[k % size] (one timing slot per GPU); empty: the GPU
   /// of this process's CUDA_VISIBLE_DEVICES.
@@ -84,6 +89,37 @@ struct JobContext {
   /// The warm parent of trusted workers (a job's judge forks from it); null: they start cold.
   WarmParents* trusted_warm = nullptr;
 };
+
+/// The lanes of a run: at most `lanes` jobs hold one at a time, each from its start until it no
+/// longer needs its lane (its worker handed the GPU's slot back, or it ended), whichever first.
+class LaneGate {
+ public:
+  explicit LaneGate(int lanes) : free_(std::max(1, lanes)) {}
+  /// One job's hold on a lane: taken when made (waits for a free one), given back once, by
+  /// release() or when destroyed.
+  class Hold {
+   public:
+    explicit Hold(LaneGate& gate);
+    ~Hold() { release(); }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    void release();
+
+   private:
+    LaneGate& gate_;
+    std::atomic<bool> held_{true};
+  };
+  int free_lanes() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable freed_;
+  int free_;
+};
+
+/// Jobs that may be finishing beyond the lanes on a GPU: a quarter of them (none below 4 lanes,
+/// so that --jobs 1 to 3 mean what they say).
+int lanes_after_slot(int lanes);
 
 /// Strikes at which a job is stored as killed_harness instead of being run again.
 inline constexpr int kStrikesToSkip = 2;

@@ -245,6 +245,7 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
   // would hold the timing slot for nothing: the job ends at its "done".
   spawn.end_at_done = slot != nullptr;
   spawn.slot_handback_once = slot != nullptr;  // after its timed loops: files, teardown beside
+  spawn.on_slot_handed_back = env.on_slot_handed_back;
   spawn.quiet = env.quiet;
   spawn.slot_cpu = env.slot_cpu;
   spawn.env = worker_environment(env, view.job_dir);

@@ -1,5 +1,6 @@
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -46,6 +47,9 @@ struct WorkerEnv {
   sandbox::QuietRoom* quiet = nullptr;
   /// The CPU a slot holder's main thread is pinned to (sandbox::Spawn::slot_cpu); -1: none.
   int slot_cpu = -1;
+  /// A candidate's worker handed the GPU's slot back for good (sandbox::Spawn::
+  /// on_slot_handed_back): its lane may start the next job (jobs.h, LaneGate).
+  std::function<void()> on_slot_handed_back;
   /// Every timed loop, not only a host-bound one, runs on a quiet host ($KBX_QUIET_TIMING=all:
   /// other jobs' GPU work outside the slot, their small cases, cannot overlap it either).
   bool quiet_all = false;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +152,13 @@ TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   sched::GpuSlot mine("0"), other("0");
   sandbox::Spawn s = handback_worker(&mine, false);
   s.slot_handback_once = true;
+  std::atomic<int> handed_back{0};
+  std::atomic<double> handed_back_at{-1};
+  const auto t0 = std::chrono::steady_clock::now();
+  s.on_slot_handed_back = [&] {  // its lane may start the next job (sched::LaneGate)
+    ++handed_back;
+    handed_back_at = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   s.argv = {"/bin/bash", "-c",
             "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
             "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"slot_done\"}' >&4; sleep 0.6; "
@@ -165,6 +173,9 @@ TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   if (free_while_it_runs) other.release();
   worker.join();
   EXPECT_TRUE(free_while_it_runs);
+  EXPECT_EQ(handed_back, 1) << "once, at its slot_done, not again at its end";
+  EXPECT_GE(handed_back_at, 0.0);
+  EXPECT_LT(handed_back_at, 0.55) << "at the hand-back, before the worker's 0.6 s sleep ended";
   ASSERT_EQ(o.events.size(), 7u) << o.stderr_kept;
   EXPECT_EQ(o.events[4]["ev"], "refused");
   EXPECT_EQ(o.slot_released_after, 3);  // after its slot_done, the third event

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "sched/jobs.h"
@@ -98,6 +99,31 @@ TEST(JobFeed, AParkedJobDoesNotHoldTheReferenceWorkerBack) {
   EXPECT_TRUE(done.empty());  // its files stay for the retry
   feed.job_ended("A/x");
   EXPECT_EQ(done, std::vector<std::string>{"A/x"});
+}
+
+TEST(LaneGate, AtMostItsLanesAreHeldAndAReleasedHoldFreesItsLaneOnce) {
+  sched::LaneGate gate(2);
+  auto first = std::make_unique<sched::LaneGate::Hold>(gate);
+  sched::LaneGate::Hold second(gate);
+  EXPECT_EQ(gate.free_lanes(), 0);
+  // A third job waits for a lane ...
+  auto third = std::async(std::launch::async, [&] { sched::LaneGate::Hold h(gate); });
+  EXPECT_EQ(third.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  // ... until one job hands the GPU's slot back (its files and comparisons go on beside).
+  first->release();
+  EXPECT_EQ(third.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  third.get();
+  EXPECT_EQ(gate.free_lanes(), 1);
+  first->release();  // again: nothing more
+  first.reset();     // and at its end: nothing more
+  EXPECT_EQ(gate.free_lanes(), 1);
+}
+
+TEST(LaneGate, JobsFinishBesideTheLanesOnlyFromFourLanes) {
+  EXPECT_EQ(sched::lanes_after_slot(1), 0);  // --jobs 1 stays one job at a time
+  EXPECT_EQ(sched::lanes_after_slot(3), 0);
+  EXPECT_EQ(sched::lanes_after_slot(4), 1);
+  EXPECT_EQ(sched::lanes_after_slot(12), 3);
 }
 
 }  // namespace
