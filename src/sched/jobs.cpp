@@ -428,7 +428,11 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
     }
   };
   std::vector<std::thread> threads;
-  const int threads_n = std::max(1, ctx.lanes) + std::max(0, ctx.lanes_after_slot);
+  int threads_n = std::max(1, ctx.lanes) + std::max(0, ctx.lanes_after_slot);
+  if (ctx.lanes_after_slot > 0 && ctx.gpus.size() > 1) {  // as many threads for each GPU
+    const int gpus = static_cast<int>(ctx.gpus.size());
+    threads_n = (threads_n + gpus - 1) / gpus * gpus;
+  }
   for (int k = 0; k < threads_n; ++k) threads.emplace_back(lane, size_t(k));
   for (auto& th : threads) th.join();
   for (const auto& item : again) {
