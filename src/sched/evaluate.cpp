@@ -254,6 +254,14 @@ verdict::CaseVerdict compare_case(const json& ref_ev, const json& cand_ev,
 /// case as it was compared, and the comparison.
 using EarlyComparisons = std::map<std::string, std::pair<json, verdict::CaseVerdict>>;
 
+/// The reference's event of the case named `name`, or nullptr.
+const json* reference_event(const ReferenceCases& ref, const std::string& name) {
+  for (const auto& ev : ref.cases) {
+    if (ev.value("case", "") == name) return &ev;
+  }
+  return nullptr;
+}
+
 /// Compares each judged case as soon as the worker reports it, on threads of their own (two
 /// cases at a time: a case's reading and small leaves are serial), so that comparing overlaps
 /// the worker's later cases and timing while the thread that reads the worker's pipes (events,
@@ -318,14 +326,11 @@ class EarlyComparer {
 
   void compare(const json& e) {
     const std::string name = e.value("case", "");
-    for (const auto& ref_ev : ref_.cases) {
-      if (ref_ev.value("case", "") != name) continue;
-      if (!ref_ev.value("random", false)) {
-        auto verdict = compare_case(ref_ev, e, ref_, job_dir_, task_, device_, yield_);
-        std::lock_guard<std::mutex> lock(mu_);
-        early_.emplace(name, std::pair{e, std::move(verdict)});
-      }
-      return;
+    const json* ref_ev = reference_event(ref_, name);
+    if (ref_ev && !ref_ev->value("random", false)) {
+      auto verdict = compare_case(*ref_ev, e, ref_, job_dir_, task_, device_, yield_);
+      std::lock_guard<std::mutex> lock(mu_);
+      early_.emplace(name, std::pair{e, std::move(verdict)});
     }
   }
 
@@ -425,14 +430,6 @@ void grade_levels(store::Result& r, const ReferenceCases& ref, const suite::Task
   r.strict = verdict::grade(verdict::Level::Strict, cases, job_fail, track_reject);
   r.core = verdict::grade(verdict::Level::Core, cases, job_fail, track_reject);
   r.kbx = verdict::grade(verdict::Level::Kbx, cases, job_fail, track_reject);
-}
-
-/// The reference's event of the case named `name`, or nullptr.
-const json* reference_event(const ReferenceCases& ref, const std::string& name) {
-  for (const auto& ev : ref.cases) {
-    if (ev.value("case", "") == name) return &ev;
-  }
-  return nullptr;
 }
 
 /// True when the case named base is among cases and passed: only then is a wrong fresh twin a
