@@ -400,15 +400,20 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
           "most tasks with reference files on disk (fed to the lanes, last job not "
           "ended) before another chunk of references starts; more lets the references "
           "run further ahead of the lanes, within the room gate's memory (default: on "
-          "cuda the lanes, and the quarter more that may be finishing, plus two per reference "
-          "worker, at least 8; on cpu 32)")
+          "cuda the lanes and --finishing-jobs, plus two per reference worker, at least 8; "
+          "on cpu 32)")
       ->check(CLI::Range(1, 1024));
+  eval->add_option("--finishing-jobs", ev.finishing_jobs,
+                   "on cuda, jobs that may finish (files, teardown, comparisons) after handing "
+                   "the GPU's timing slot back, beside the --jobs lanes' next jobs, which start "
+                   "meanwhile (default 0: on the H200, 3 more beside 12 lanes filled its memory "
+                   "and made the run slower)")
+      ->check(CLI::Range(0, 64));
   eval->add_option(
       "--jobs", ev.jobs,
       "candidates evaluated at once (default: on cuda three quarters of the cores, at most 12 and "
       "as many as the GPU memory takes, their full-size cases and timed loops one "
-      "at a time on the GPU, and a quarter more that handed the GPU back finishing beside "
-      "them; on cpu every core)");
+      "at a time on the GPU; on cpu every core)");
   eval->add_option("--python", ev.python, "Python interpreter with torch and triton");
   eval->add_option("--seed", f.seed_text,
                    "input seed (default: fresh from the OS, stored with the run)");

@@ -588,9 +588,11 @@ int run_eval(const EvalOptions& options) {
   RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
   const int reference_lanes =
       o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
-  // On the GPU a job that handed its slot back finishes beside its lane's next one (LaneGate):
-  // its task is still live meanwhile.
-  if (o.device == "cuda") jobs.lanes_after_slot = lanes_after_slot(jobs.lanes);
+  // With --finishing-jobs, on a GPU a job that handed its slot back finishes beside its lane's
+  // next one (LaneGate): its task is still live meanwhile. Off by default: on the H200 three
+  // more beside 12 lanes made the 184 references slower (cut at 230 s against 193 s), with the
+  // GPU's memory full (bench/results/2026-12-04-h200-s26).
+  if (o.device == "cuda") jobs.lanes_after_slot = o.finishing_jobs;
   const std::size_t live_cap =
       o.live_tasks > 0
           ? static_cast<std::size_t>(o.live_tasks)

@@ -32,6 +32,9 @@ struct EvalOptions {
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
   /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
+  /// On a GPU, jobs that may be finishing (files, teardown, comparisons) after handing the slot
+  /// back, beside the lanes' next jobs (sched::LaneGate); 0: none.
+  int finishing_jobs = 0;
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;

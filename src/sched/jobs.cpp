@@ -374,10 +374,6 @@ int LaneGate::free_lanes() const {
   return free_;
 }
 
-int lanes_after_slot(int lanes) {
-  return lanes >= 4 ? lanes / 4 : 0;
-}
-
 void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks) {
   std::mutex again_mu;

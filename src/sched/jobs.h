@@ -117,10 +117,6 @@ class LaneGate {
   int free_;
 };
 
-/// Jobs that may be finishing beyond the lanes on a GPU: a quarter of them (none below 4 lanes,
-/// so that --jobs 1 to 3 mean what they say).
-int lanes_after_slot(int lanes);
-
 /// Strikes at which a job is stored as killed_harness instead of being run again.
 inline constexpr int kStrikesToSkip = 2;
 

@@ -119,12 +119,5 @@ TEST(LaneGate, AtMostItsLanesAreHeldAndAReleasedHoldFreesItsLaneOnce) {
   EXPECT_EQ(gate.free_lanes(), 1);
 }
 
-TEST(LaneGate, JobsFinishBesideTheLanesOnlyFromFourLanes) {
-  EXPECT_EQ(sched::lanes_after_slot(1), 0);  // --jobs 1 stays one job at a time
-  EXPECT_EQ(sched::lanes_after_slot(3), 0);
-  EXPECT_EQ(sched::lanes_after_slot(4), 1);
-  EXPECT_EQ(sched::lanes_after_slot(12), 3);
-}
-
 }  // namespace
 }  // namespace kbx::sched

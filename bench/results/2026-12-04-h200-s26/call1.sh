@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Run in session 26 as call 1 (prepared in session 25 as next-call1.sh).
 # Prepared in session 25 for the next GPU session (not yet run): the 184 references as
 # candidates with the default --jobs and --reference-workers (12 and 8 on the H200's 16 cores,
 # the lane gate's 3 more finishing) and the quiet host's GPU-only hushes without the cgroup wait.
