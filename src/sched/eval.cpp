@@ -592,11 +592,11 @@ int run_eval(const EvalOptions& options) {
   // next one (LaneGate): its task is still live meanwhile. Off by default: on the H200 three
   // more beside 12 lanes made the 184 references slower (cut at 230 s against 193 s), with the
   // GPU's memory full (bench/results/2026-12-04-h200-s26).
-  if (o.device == "cuda") jobs.lanes_after_slot = o.finishing_jobs;
+  if (o.device == "cuda") jobs.finishing_jobs = o.finishing_jobs;
   const std::size_t live_cap =
       o.live_tasks > 0
           ? static_cast<std::size_t>(o.live_tasks)
-          : live_task_cap(o.device, chunk, jobs.lanes + jobs.lanes_after_slot, reference_lanes);
+          : live_task_cap(o.device, chunk, jobs.lanes + jobs.finishing_jobs, reference_lanes);
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {

@@ -424,8 +424,8 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
     }
   };
   std::vector<std::thread> threads;
-  int threads_n = std::max(1, ctx.lanes) + std::max(0, ctx.lanes_after_slot);
-  if (ctx.lanes_after_slot > 0 && ctx.gpus.size() > 1) {  // as many threads for each GPU
+  int threads_n = std::max(1, ctx.lanes) + std::max(0, ctx.finishing_jobs);
+  if (ctx.finishing_jobs > 0 && ctx.gpus.size() > 1) {  // as many threads for each GPU
     const int gpus = static_cast<int>(ctx.gpus.size());
     threads_n = (threads_n + gpus - 1) / gpus * gpus;
   }

@@ -78,7 +78,7 @@ struct JobContext {
   /// Jobs beyond `lanes` that may still be finishing (their files, kbx's comparisons) after
   /// their worker handed the GPU's slot back: a lane is a job from its start to that hand-back
   /// (LaneGate); --finishing-jobs on the GPU, 0 by default and on the CPU (no slot).
-  int lanes_after_slot = 0;
+  int finishing_jobs = 0;
   std::atomic<int> harness_errors{0};  ///< harness_error rows stored and lane faults
   /// --gpus: lane k runs its jobs on gpus[k % size] (one timing slot per GPU); empty: the GPU
   /// of this process's CUDA_VISIBLE_DEVICES.
