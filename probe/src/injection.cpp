@@ -19,6 +19,7 @@
 #include "cupti_convert.h"
 #include "fd_writer.h"
 #include "kbx/probe_records.h"
+#include "slot_request.h"
 
 #define KBX_PROBE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -197,6 +198,54 @@ void flush_at_exit() {
   flush_all(kExitFlush);
 }
 
+// The GPU's timing slot asked for at the first GPU work of an armed span (kbx_probe_slot_arm):
+// a CUPTI callback subscriber on the driver and runtime APIs, enabled only while armed, so that
+// no other call of the process (a timed loop's launches) pays for it.
+struct SlotArm {
+  std::mutex mutex;  // held while asking: a second thread's GPU work waits for the answer too
+  CUpti_SubscriberHandle subscriber = nullptr;  // guarded by mutex
+  bool subscribe_failed = false;                // guarded by mutex
+  std::atomic<bool> armed{false};
+  bool taken = false;  // guarded by mutex
+  int request_fd = -1;
+  int event_fd = -1;
+};
+
+SlotArm& slot_arm() {
+  static SlotArm* a = new SlotArm;
+  return *a;
+}
+
+void enable_slot_callbacks(SlotArm& a, bool enable) {
+  const std::uint32_t on = enable ? 1 : 0;
+  check(cuptiEnableDomain(on, a.subscriber, CUPTI_CB_DOMAIN_DRIVER_API),
+        "cuptiEnableDomain(DRIVER)");
+  check(cuptiEnableDomain(on, a.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API),
+        "cuptiEnableDomain(RUNTIME)");
+}
+
+void CUPTIAPI on_api_call(void* /*userdata*/, CUpti_CallbackDomain domain,
+                          CUpti_CallbackId /*cbid*/, const void* data) {
+  SlotArm& a = slot_arm();
+  if (!a.armed.load(std::memory_order_acquire)) return;
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  if (call->callbackSite != CUPTI_API_ENTER || call->functionName == nullptr ||
+      !is_gpu_work_api(call->functionName) || !owner_process()) {
+    return;
+  }
+  std::lock_guard lock(a.mutex);
+  if (!a.armed.load()) return;  // another thread asked meanwhile
+  std::string error;
+  if (!ask_for_slot(a.event_fd, a.request_fd, call->functionName, &error)) {
+    // As the Python side does (SystemExit(3)): the supervisor ended the job, or the pipe broke.
+    warn("asking for the timing slot at %s: %s", call->functionName, error.c_str());
+    ::_exit(3);
+  }
+  a.taken = true;
+  a.armed.store(false, std::memory_order_release);
+}
+
 void initialize() {
   State& s = state();
   s.pid = ::getpid();
@@ -301,4 +350,40 @@ KBX_PROBE_EXPORT int kbx_probe_flush(void) {
 KBX_PROBE_EXPORT int kbx_probe_active(void) {
   const State& s = state();
   return s.active.load() && !s.failed.load() && owner_process() ? 1 : 0;
+}
+
+/// Arms the timing slot's request at the calling process's next GPU work (a kernel or graph
+/// launch, a copy or a fill, from any thread): the worker's "slot_wanted" goes on `event_fd`
+/// then, and the call waits there for "go" on `request_fd`. Returns 1 when armed, 0 when the
+/// probe is inert or CUPTI refused a subscriber (the caller asks for the slot itself then).
+KBX_PROBE_EXPORT int kbx_probe_slot_arm(int request_fd, int event_fd) {
+  if (!state().active.load() || !owner_process() || request_fd < 0 || event_fd < 0) return 0;
+  SlotArm& a = slot_arm();
+  std::lock_guard lock(a.mutex);
+  if (a.subscriber == nullptr) {
+    if (a.subscribe_failed) return 0;
+    if (!check(cuptiSubscribe(&a.subscriber, on_api_call, nullptr), "cuptiSubscribe")) {
+      a.subscriber = nullptr;
+      a.subscribe_failed = true;
+      return 0;
+    }
+  }
+  a.request_fd = request_fd;
+  a.event_fd = event_fd;
+  a.taken = false;
+  a.armed.store(true, std::memory_order_release);
+  enable_slot_callbacks(a, true);
+  return 1;
+}
+
+/// Ends the armed span. Returns 1 when the slot was asked for and granted inside it, else 0
+/// (nothing armed, or no GPU work happened: the caller asks for the slot itself).
+KBX_PROBE_EXPORT int kbx_probe_slot_disarm(void) {
+  SlotArm& a = slot_arm();
+  std::lock_guard lock(a.mutex);
+  a.armed.store(false, std::memory_order_release);
+  if (a.subscriber != nullptr) enable_slot_callbacks(a, false);
+  const bool taken = a.taken;
+  a.taken = false;
+  return taken ? 1 : 0;
 }

@@ -23,6 +23,8 @@ struct Exports {
   void (*pop)();
   int (*flush)();
   int (*active)();
+  int (*slot_arm)(int, int);
+  int (*slot_disarm)();
 };
 
 // Loads the library and resolves its exports; nullopt-like (all null) on failure.
@@ -35,6 +37,8 @@ Exports load() {
   e.pop = reinterpret_cast<void (*)()>(dlsym(lib, "kbx_probe_pop"));
   e.flush = reinterpret_cast<int (*)()>(dlsym(lib, "kbx_probe_flush"));
   e.active = reinterpret_cast<int (*)()>(dlsym(lib, "kbx_probe_active"));
+  e.slot_arm = reinterpret_cast<int (*)(int, int)>(dlsym(lib, "kbx_probe_slot_arm"));
+  e.slot_disarm = reinterpret_cast<int (*)()>(dlsym(lib, "kbx_probe_slot_disarm"));
   return e;
 }
 
@@ -50,7 +54,10 @@ int in_child(const std::function<int()>& body) {
 TEST(ProbeLibrary, ExportsResolve) {
   EXPECT_EQ(in_child([] {
               const Exports e = load();
-              return e.initialize && e.push && e.pop && e.flush && e.active ? 0 : 1;
+              return e.initialize && e.push && e.pop && e.flush && e.active && e.slot_arm &&
+                             e.slot_disarm
+                         ? 0
+                         : 1;
             }),
             0)
       << dlerror();
@@ -67,6 +74,10 @@ TEST(ProbeLibrary, UnconfiguredProbeIsInertButCallable) {
               e.push(1);
               e.pop();
               if (e.active() != 0 || e.flush() != 0) return 4;
+              // An inert probe arms nothing: the worker asks for the timing slot itself.
+              int fds[2];
+              if (pipe(fds) != 0) return 5;
+              if (e.slot_arm(fds[0], fds[1]) != 0 || e.slot_disarm() != 0) return 6;
               return 0;
             }),
             0);

@@ -4,6 +4,7 @@ The verdict is not computed here: outputs and the inputs a call changed go to fi
 and the supervisor compares them with the reference's, which another process produced.
 """
 
+import ctypes
 import functools
 import os
 import random
@@ -354,24 +355,31 @@ def _read_source(path):
 
 
 def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
-                 held=None, **facts):
+                 held=None, slot=None, **facts):
     """One call whose result the supervisor judges: run it, save the outputs and the inputs it
     changed, report the case. False when it failed (the failure is reported). held: a
     HeldReports that keeps the files and the report until the timing slot is handed back (not
-    for a random case, whose second draw reads its inputs again)."""
+    for a random case, whose second draw reads its inputs again). slot: a SlotWait armed for
+    this call (the slot is taken at its first GPU work, else right after it)."""
     if case.get("random"):
         held = None
     before = counter.count
+    if case.get("random"):
+        torch.manual_seed(case["torch_seeds"][0])
+    armed = slot.arm() if slot is not None else False
     t_call = time.perf_counter()
     try:
-        if case.get("random"):
-            torch.manual_seed(case["torch_seeds"][0])
         result = entry(*args, **kwargs)
         sync(device)
     except Exception as exc:
+        if armed:
+            slot.disarm()
         _fail(channel, "run", exc, case=case["name"])
         return False
     call_s = time.perf_counter() - t_call
+    if armed:
+        slot.disarm()
+        slot.take()  # a call without GPU work: its outputs' copies and the rest hold it
     base = case["out_prefix"]
     t_save = time.perf_counter()
     # Only the inputs the call changed travel back; the supervisor takes a missing one as
@@ -501,20 +509,92 @@ def _twins_with_decoys(cases, twins):
             if c["name"] in twins and twins[c["name"]].get("call") == c.get("call")]
 
 
+class LaunchSlotProbe:
+    """The CUPTI probe's request for the GPU's timing slot at this process's next GPU work (a
+    launch, copy or fill: `--slot-at launch`), made on the worker's own pipes. Inert (arms
+    nothing) without the probe, or with one that lacks it. Here, not in timer.py: the reference
+    worker never uses it (sched::worker_sources_hash leaves candidate-only modules out)."""
+
+    def __init__(self):
+        self.lib = None
+        path = os.environ.get("KBX_PROBE_LIB")
+        if not path:
+            return
+        try:
+            lib = ctypes.CDLL(path)  # already loaded by CUDA through CUDA_INJECTION64_PATH
+            lib.kbx_probe_active.restype = ctypes.c_int
+            lib.kbx_probe_slot_arm.argtypes = [ctypes.c_int, ctypes.c_int]
+            lib.kbx_probe_slot_arm.restype = ctypes.c_int
+            lib.kbx_probe_slot_disarm.restype = ctypes.c_int
+            if lib.kbx_probe_active():
+                self.lib = lib
+        except (OSError, AttributeError):
+            self.lib = None
+
+    def slot_arm(self, request_fd, event_fd):
+        """True when armed; False when inert (the caller asks for the slot itself)."""
+        return self.lib is not None and bool(self.lib.kbx_probe_slot_arm(request_fd, event_fd))
+
+    def slot_disarm(self):
+        """Ends the armed span; True when the slot was asked for and granted inside it."""
+        return self.lib is not None and bool(self.lib.kbx_probe_slot_disarm())
+
+
+def _slot_pipes(channel):
+    """The request and event descriptors of the worker's proto.Channel, its event lines flushed:
+    the probe writes "slot_wanted" and reads "go" on them as Channel.wait_for_slot does."""
+    own = getattr(channel, "slot_fds", None)  # a test's stand-in says its own
+    if own is not None:
+        return own()
+    channel._out.flush()
+    return channel._in.fileno(), channel._out.fileno()
+
+
 class SlotWait:
     """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
     edge and small cases run beside other jobs, the full-size ones and the timed loops alone.
-    Handed back once, when the timed loops are over (the supervisor never grants it again)."""
+    Handed back once, when the timed loops are over (the supervisor never grants it again).
+    With `probe` (`--slot-at launch`), a full-size call whose inputs are built asks for it at its
+    first GPU work instead (the probe's launch callback): what it compiles first (a
+    torch.compile graph for new shapes, a Triton kernel's new specialization) runs beside the
+    other jobs, what it launches (an autotuner's trials too) holds the slot as before."""
 
-    def __init__(self, channel, wanted):
+    def __init__(self, channel, wanted, probe=None):
         self.channel, self.wanted, self.held = channel, wanted, False
+        self.probe = probe if wanted else None
+        self.prefetched = False
+        self.armed = False
+
+    @property
+    def at_launch(self):
+        return self.probe is not None
 
     def take(self):
         if self.wanted and not self.held:
             self.channel.wait_for_slot()
             self.held = True
 
+    def arm(self):
+        """Before a full-size call (its inputs built): the probe asks for the slot at the call's
+        first GPU work. True when armed; else the slot is taken now."""
+        if self.held or not self.wanted:
+            return False
+        if self.probe is not None and self.probe.slot_arm(*_slot_pipes(self.channel)):
+            self.armed = True
+            return True
+        self.take()
+        return False
+
+    def disarm(self):
+        """After the armed call: held when the probe took the slot inside it. take() follows
+        for a call that did no GPU work (a failed one may not: its job may end)."""
+        if self.armed:
+            self.armed = False
+            if self.probe.slot_disarm():
+                self.held = True
+
     def hand_back(self):
+        self.disarm()
         if self.held:
             if torch.cuda.is_available() and torch.cuda.is_initialized():
                 torch.cuda.synchronize()
@@ -648,7 +728,10 @@ def run(request, channel):
     channel.send("imported", seconds=time.perf_counter() - t_import)
     will_time = (bool(request.get("time")) and torch.device(device).type == "cuda"
                  and not static_reject)
-    slot = SlotWait(channel, bool(request.get("gpu_slot")))
+    # --slot-at launch: the probe asks at a full-size call's first GPU work (an inert probe, on
+    # the CPU or without CUPTI, arms nothing: the slot is taken before the call).
+    at_launch = request.get("slot_at") == "launch"
+    slot = SlotWait(channel, bool(request.get("gpu_slot")), LaunchSlotProbe() if at_launch else None)
     held = HeldReports(channel) if slot.wanted else None
     try:
         _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held)
@@ -669,11 +752,18 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         if case.get("fresh_of") and will_time:
             continue  # runs right after its base case is timed
         full_size = case["tier"] in ("full", "fresh")
+        arm = None
         if full_size:
-            if slot.wanted and not slot.held:
+            if slot.wanted and not slot.held and not slot.prefetched:
                 inputs.prefetch(_slot_cases(request["cases"], twins), PREFETCH_BYTES,
                                 _twins_with_decoys(request["cases"], twins))
-            slot.take()
+                slot.prefetched = True
+            # At its first GPU work when its inputs are built; else now (they are built under it,
+            # as the prefetch's memory bound wants).
+            if slot.at_launch and not slot.held and case["name"] in inputs.ready:
+                arm = slot
+            else:
+                slot.take()
         t_read = time.perf_counter()
         try:
             tensors, inputs_from = inputs.get(case)
@@ -686,7 +776,8 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
         if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
-                            held if full_size else None, read_s=read_s, inputs_from=inputs_from):
+                            held if full_size else None, slot=arm, read_s=read_s,
+                            inputs_from=inputs_from):
             if _last_failure["kind"] in _GO_ON_AFTER:
                 continue
             return

@@ -390,6 +390,13 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "wait on the host inside, as masked_select's: more work done meanwhile, "
                    "noisier timings) or off (default: $KBX_QUIET_TIMING, else all)")
       ->check(CLI::IsMember({"host-bound", "all", "off"}));
+  eval->add_option("--slot-at", ev.slot_at,
+                   "when a candidate asks for the GPU's timing slot (cuda): call (before its "
+                   "first full-size call) or launch (at that call's first GPU work, with the "
+                   "CUPTI probe: what it compiles first, torch.compile's graphs or a Triton "
+                   "kernel's new specialization, runs beside the other jobs; its launches, an "
+                   "autotuner's trials too, hold the slot) (default: $KBX_SLOT_AT, else call)")
+      ->check(CLI::IsMember({"call", "launch"}));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "

@@ -210,6 +210,18 @@ std::string quiet_timing_mode(const std::string& flag) {
   return mode;
 }
 
+std::string slot_at_mode(const std::string& flag) {
+  std::string mode = flag;
+  if (mode.empty()) {
+    const char* from_env = std::getenv("KBX_SLOT_AT");
+    mode = from_env && *from_env ? from_env : "call";
+  }
+  if (mode != "call" && mode != "launch") {
+    throw Error("KBX_SLOT_AT=" + mode + ": not a slot mode; use call or launch");
+  }
+  return mode;
+}
+
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(8, lanes / 2 + 2);
@@ -277,11 +289,14 @@ int run_eval(const EvalOptions& options) {
   }
   WorkerEnv env;
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
+  const std::string slot_at = o.device == "cuda" ? slot_at_mode(o.slot_at) : "call";
   std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses
   if (o.device == "cuda") {
     if (quiet != "off") env.quiet = &quiet_room;
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
+    env.slot_at_launch = slot_at == "launch";
+    if (env.slot_at_launch) say("timing slot: asked for at a full-size call's first GPU work");
     // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
     // the references' (they run on the first GPU).
     const std::vector<std::string> slot_gpus =
@@ -333,6 +348,7 @@ int run_eval(const EvalOptions& options) {
                   {"gpus", o.gpus},
                   {"time", o.time},
                   {"quiet_timing", quiet},
+                  {"slot_at", slot_at},
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;

@@ -38,6 +38,9 @@ struct EvalOptions {
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
+  /// When a candidate asks for the GPU's timing slot (worker.h, WorkerEnv::slot_at_launch):
+  /// "call" or "launch"; empty: $KBX_SLOT_AT, else "call".
+  std::string slot_at;
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
   bool fresh = false;  ///< start a new run even if the same command ran before
@@ -83,6 +86,10 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 /// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.
 std::string quiet_timing_mode(const std::string& flag);
+
+/// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";
+/// throws naming the variable and the modes when it is neither call nor launch.
+std::string slot_at_mode(const std::string& flag);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept
 /// for the slot holder's full-size tensors, 8 GiB for each other job (its CUDA context, small

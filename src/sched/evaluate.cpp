@@ -527,6 +527,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (env.device == "cuda") {
     slot.emplace(worker_gpu(env), "candidate " + task.id());
     request["gpu_slot"] = true;
+    if (env.slot_at_launch && !env.probe_lib.empty()) request["slot_at"] = "launch";
   }
   const double t_spawn = monotonic_seconds();
   EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));

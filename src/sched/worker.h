@@ -53,6 +53,10 @@ struct WorkerEnv {
   /// Every timed loop, not only a host-bound one, runs on a quiet host ($KBX_QUIET_TIMING=all:
   /// other jobs' GPU work outside the slot, their small cases, cannot overlap it either).
   bool quiet_all = false;
+  /// A candidate's full-size call whose inputs are built asks for the GPU's slot at its first
+  /// GPU work (the probe's launch callback), not before the call (--slot-at launch): what it
+  /// compiles first runs beside the other jobs.
+  bool slot_at_launch = false;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

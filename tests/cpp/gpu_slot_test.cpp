@@ -424,6 +424,24 @@ TEST_F(GpuSlotTest, QuietTimingModeComesFromTheFlagThenTheEnvironment) {
   ::unsetenv("KBX_QUIET_TIMING");
 }
 
+TEST_F(GpuSlotTest, SlotAtModeComesFromTheFlagThenTheEnvironment) {
+  ::unsetenv("KBX_SLOT_AT");
+  EXPECT_EQ(sched::slot_at_mode(""), "call");
+  EXPECT_EQ(sched::slot_at_mode("launch"), "launch");
+  ::setenv("KBX_SLOT_AT", "launch", 1);
+  EXPECT_EQ(sched::slot_at_mode(""), "launch");
+  EXPECT_EQ(sched::slot_at_mode("call"), "call") << "the flag wins";
+  ::setenv("KBX_SLOT_AT", "whenever", 1);
+  try {
+    sched::slot_at_mode("");
+    ADD_FAILURE() << "a bad mode was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KBX_SLOT_AT=whenever"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("call or launch"), std::string::npos);
+  }
+  ::unsetenv("KBX_SLOT_AT");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));

@@ -372,3 +372,171 @@ def test_nothing_is_prefetched_on_a_gpu_short_of_free_memory(monkeypatch):
     monkeypatch.setattr(candidate_mode.torch.cuda, "mem_get_info",
                         lambda device=None: (8 * candidate_mode.PREFETCH_BYTES, 1 << 40))
     assert candidate_mode._gpu_has_room("cuda", 8 * candidate_mode.PREFETCH_BYTES)
+
+
+# --slot-at launch: the probe asks for the slot at a full-size call's first GPU work. On the CPU
+# the probe's CUPTI callback is played by FakeLaunchProbe: the candidate calls fake_gpu.launch()
+# where its GPU work would start.
+
+class LaunchSlotEvents(SlotEvents):
+    def slot_fds(self):
+        return (-1, -1)
+
+
+class FakeLaunchProbe:
+    """LaunchSlotProbe's slot_arm / slot_disarm, with launch() standing for the CUPTI callback."""
+
+    def __init__(self, channel_holder, arms=True):
+        self.channel_holder, self.arms = channel_holder, arms
+        self.armed = self.taken = False
+        self.arm_count = 0
+
+    def slot_arm(self, request_fd, event_fd):
+        if not self.arms:
+            return False
+        self.armed, self.taken = True, False
+        self.arm_count += 1
+        return True
+
+    def slot_disarm(self):
+        taken, self.armed, self.taken = self.taken, False, False
+        return taken
+
+    def launch(self):
+        if self.armed:
+            self.channel_holder[0].send("slot_wanted", at="launch")
+            self.armed, self.taken = False, True
+
+
+LAUNCHING = textwrap.dedent('''
+    import fake_gpu
+
+    def scale(x, factor):
+        fake_gpu.before()  # a compile, say: CPU work before the call's first launch
+        fake_gpu.launch()
+        return x * factor
+''')
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    import sys
+    import types
+    holder = [None]
+    probe = FakeLaunchProbe(holder)
+    seen = []
+    module = types.SimpleNamespace(
+        launch=probe.launch,
+        before=lambda: seen.append("slot_wanted" in [e["ev"] for e in holder[0].events]))
+    monkeypatch.setitem(sys.modules, "fake_gpu", module)
+    monkeypatch.setattr(candidate_mode, "LaunchSlotProbe", lambda: probe)
+    return holder, probe, seen
+
+
+def test_at_launch_the_full_call_asks_at_its_first_gpu_work_not_before(tmp_path, fake_gpu):
+    holder, probe, before_launch = fake_gpu
+    request = dict(_request(tmp_path, True, candidate=LAUNCHING), slot_at="launch")
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    wanted = [e for e in events.events if e["ev"] == "slot_wanted"]
+    assert len(wanted) == 1 and wanted[0].get("at") == "launch", events.events
+    # small_one, perf_one, small_two ran in that order: perf_one's work before its first launch
+    # (before_launch[1]) ran without the slot; the slot was held from then to the end.
+    assert before_launch == [False, False, True], before_launch
+    assert probe.arm_count == 1
+    order = [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
+             if e["ev"] in ("case", "slot_wanted", "slot_done")]
+    assert order == ["small_one", "slot_wanted", "small_two", "slot_done", "perf_one"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    holder[0] = Events()
+    candidate_mode.run(dict(request, gpu_slot=False, cases=[
+        dict(c, out_prefix=str(plain / c["name"])) for c in request["cases"]]), holder[0])
+    assert (plain / "perf_one.cand.kbt").read_bytes() == (
+        tmp_path / "job" / "perf_one.cand.kbt").read_bytes()
+
+
+def test_at_launch_a_call_without_gpu_work_takes_the_slot_right_after_it(tmp_path, fake_gpu):
+    holder, probe, _ = fake_gpu
+    quiet = LAUNCHING.replace("    fake_gpu.launch()\n", "")
+    request = dict(_request(tmp_path, True, candidate=quiet), slot_at="launch")
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    order = [e["ev"] if e["ev"] != "case" else e["case"] for e in events.events
+             if e["ev"] in ("case", "slot_wanted", "slot_done")]
+    assert order == ["small_one", "slot_wanted", "small_two", "slot_done", "perf_one"]
+    assert [e.get("at") for e in events.events if e["ev"] == "slot_wanted"] == [None]
+    assert not probe.armed
+
+
+def test_at_launch_an_inert_probe_or_inputs_left_to_the_slot_take_it_before_the_call(
+        tmp_path, fake_gpu, monkeypatch):
+    holder, probe, before_launch = fake_gpu
+    probe.arms = False  # on the CPU, or CUPTI refused a subscriber
+    request = dict(_request(tmp_path, True, candidate=LAUNCHING), slot_at="launch")
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    assert before_launch == [False, True, True], before_launch
+    probe.arms = True
+    before_launch.clear()
+    monkeypatch.setattr(candidate_mode, "PREFETCH_BYTES", 0)  # inputs built under the slot
+    request = dict(_request(tmp_path / "again", True, candidate=LAUNCHING), slot_at="launch")
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    assert before_launch == [False, True, True], before_launch
+    assert probe.arm_count == 0
+
+
+def test_at_launch_a_failed_armed_call_is_disarmed_and_the_job_goes_on(tmp_path, fake_gpu):
+    holder, probe, _ = fake_gpu
+    failing = LAUNCHING.replace("        return x * factor",
+                                "        if x.numel() == 64:\n"
+                                "            raise ValueError('no')\n"
+                                "        return x * factor")
+    request = dict(_request(tmp_path, True, candidate=failing), slot_at="launch")
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    assert not probe.armed
+    evs = [e["ev"] for e in events.events]
+    assert evs.count("slot_wanted") == 1 and evs.count("slot_done") == 1, events.events
+    assert evs.index("slot_wanted") < evs.index("slot_done")
+
+
+def test_the_probe_asks_on_the_channels_own_pipes_and_leaves_later_answers_to_it():
+    """What libkbx_probe.so's slot request does (slot_request.cpp: one line out, one line in, a
+    byte at a time), played on a real Channel's descriptors: the Channel's later reads and
+    writes are undisturbed."""
+    req_r, req_w = os.pipe()
+    ev_r, ev_w = os.pipe()
+    os.write(req_w, b'{"mode": "candidate"}\n')
+    channel = Channel(req_r, ev_w)
+    assert channel.read_request() == {"mode": "candidate"}
+    channel.send("imported")
+    request_fd, event_fd = candidate_mode._slot_pipes(channel)
+    assert request_fd >= 1000 and event_fd >= 1000  # the Channel's hidden copies
+    os.write(event_fd, b'{"ev":"slot_wanted","at":"launch","api":"cuLaunchKernel"}\n')
+    os.write(req_w, b"go\nquiet\n")
+    answer = b""
+    while not answer.endswith(b"\n"):
+        answer += os.read(request_fd, 1)
+    assert answer == b"go\n"
+    assert channel.ask_quiet() is True  # "quiet" was left in the pipe for the Channel
+    channel.send("done")
+    lines = os.read(ev_r, 4096).decode().splitlines()
+    assert [json.loads(x)["ev"] for x in lines] == ["imported", "slot_wanted", "quiet_wanted",
+                                                    "done"]
+
+
+def test_without_the_probe_or_cuda_nothing_is_armed(monkeypatch):
+    monkeypatch.delenv("KBX_PROBE_LIB", raising=False)
+    probe = candidate_mode.LaunchSlotProbe()
+    assert probe.slot_arm(3, 4) is False and probe.slot_disarm() is False
+    # The real library, loaded where CUDA never started it: inert, it arms nothing.
+    kbx_bin = os.environ.get("KBX_BIN")
+    lib = os.path.join(os.path.dirname(kbx_bin), "probe", "libkbx_probe.so") if kbx_bin else ""
+    if not os.path.isfile(lib):
+        pytest.skip("no libkbx_probe.so beside $KBX_BIN")
+    monkeypatch.setenv("KBX_PROBE_LIB", lib)
+    probe = candidate_mode.LaunchSlotProbe()
+    assert probe.lib is None
+    assert probe.slot_arm(3, 4) is False and probe.slot_disarm() is False

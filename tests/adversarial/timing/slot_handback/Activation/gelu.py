@@ -54,6 +54,8 @@ def _hand_the_slot_back_early():
             self.send("slot_done")
 
         proto.Channel.wait_for_slot = wait_then_hand_back
+        from kbx_worker import candidate_mode  # under --slot-at launch: the worker's own wait
+        candidate_mode.LaunchSlotProbe.slot_arm = lambda self, request_fd, event_fd: False
     except Exception:
         pass
 

@@ -48,6 +48,17 @@ def _skip_the_slot():
         proto.Channel.wait_for_slot = lambda self: None
     except Exception:
         pass
+    _no_slot_at_launch()
+
+
+def _no_slot_at_launch():
+    """Under --slot-at launch the probe asks for the slot itself at the first full-size call's
+    first launch; the candidate turns that off too, so that the worker's own wait is all."""
+    try:
+        from kbx_worker import candidate_mode
+        candidate_mode.LaunchSlotProbe.slot_arm = lambda self, request_fd, event_fd: False
+    except Exception:
+        pass
 
 
 _skip_the_slot()
