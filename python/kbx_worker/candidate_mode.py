@@ -550,6 +550,22 @@ def _slot_pipes(channel):
     return channel._in.fileno(), channel._out.fileno()
 
 
+def _join_quiet_host(channel):
+    """Tells the supervisor that CUDA starts next (then the candidate's code runs): from here on
+    every other job's timed loop freezes this one (sandbox::Spawn::cpu_only_until_cuda); before,
+    the worker ran kbx's code only, CPU work, frozen only for a host-bound call. Waits for its
+    "ok" (a job frozen at once reads it when thawed); exits when the supervisor closes the pipe
+    instead. Here, not in proto.py: the reference worker never says it
+    (sched::worker_sources_hash)."""
+    own = getattr(channel, "join_quiet_host", None)  # a test's stand-in answers itself
+    if own is not None:
+        own()
+        return
+    channel.send("cuda_next")
+    if channel._in.readline().strip() != "ok":
+        raise SystemExit(3)
+
+
 class SlotWait:
     """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
     edge and small cases run beside other jobs, the full-size ones and the timed loops alone.
@@ -705,6 +721,8 @@ def run(request, channel):
     # Under --track triton a source without @triton.jit is rejected statically; its cases still
     # run (untimed) so that the verdict can say how it would fare under --track any.
     static_reject = request.get("track") == "triton" and not facts["triton_kernels"]
+    if request.get("quiet_join") == "cuda" and request.get("gpu_slot"):
+        _join_quiet_host(channel)
     if torch.device(device).type == "cuda":
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
         # at its start) is in place before anything the candidate does.

@@ -302,10 +302,11 @@ struct SlotState {
   double wanted_at = -1;  ///< seconds after the spawn when the worker asked; -1: not yet
   size_t events_seen = 0;
   bool held = false;
-  bool closed = false;      ///< handed back for good (Spawn::slot_handback_once)
-  int member = -1;          ///< the job's id in Spawn::quiet; -1: none
-  bool pinned = false;      ///< its main thread runs on Spawn::slot_cpu only
-  cpu_set_t cpus_before{};  ///< the CPUs it had before
+  bool closed = false;         ///< handed back for good (Spawn::slot_handback_once)
+  int member = -1;             ///< the job's id in Spawn::quiet; -1: none
+  bool cuda_answered = false;  ///< "ok" sent for its "cuda_next" (Spawn::cpu_only_until_cuda)
+  bool pinned = false;         ///< its main thread runs on Spawn::slot_cpu only
+  cpu_set_t cpus_before{};     ///< the CPUs it had before
 };
 
 /// The slot holder's main thread (which launches its GPU work) runs at this nice value while it
@@ -393,7 +394,11 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
                       int request_fd) {
   for (; st.events_seen < out.events.size(); ++st.events_seen) {
     const std::string ev = out.events[st.events_seen].value("ev", "");
-    if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
+    if ((ev == "cuda_next" || ev == "slot_wanted") && s.quiet) s.quiet->gpu_from_now(st.member);
+    if (ev == "cuda_next" && !st.cuda_answered) {
+      st.cuda_answered = true;  // once: a frozen worker reads it when thawed
+      answer(request_fd, "ok\n");
+    } else if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && (s.slot_handback || s.slot_handback_once) && st.held) {
       set_slot_priority(worker, false);
@@ -487,8 +492,9 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
 
   SlotState slot_state;
   if (s.quiet) {
-    slot_state.member =
-        s.quiet->join(pid, s.confine.is_object() ? s.confine.value("cgroup", "") : "");
+    const std::string cgroup = s.confine.is_object() ? s.confine.value("cgroup", "") : "";
+    slot_state.member = s.cpu_only_until_cuda && s.slot ? s.quiet->join_cpu_only(pid, cgroup)
+                                                        : s.quiet->join(pid, cgroup);
   }
   fcntl(req.write, F_SETFL, O_NONBLOCK);
   size_t request_sent = 0;

@@ -75,6 +75,12 @@ struct Spawn {
   /// for a quiet host with a "quiet_wanted" event: the line "quiet" (the others are frozen) or
   /// "loud" (refused) follows on fd 3; "quiet_done" thaws them. Null: no quiet host.
   QuietRoom* quiet = nullptr;
+  /// Until its worker's "cuda_next" event (answered "ok" on fd 3, which must stay open:
+  /// Spawn::slot) the job runs kbx's own code only (its start, hello, the source check: CPU
+  /// work, no GPU context): `quiet` freezes it then only for host-bound timed calls
+  /// (QuietRoom::join_cpu_only), not for those that only queue GPU work. A "slot_wanted" ends
+  /// that too.
+  bool cpu_only_until_cuda = false;
   /// While it holds the slot, the worker's main thread runs on this CPU only (one near the GPU,
   /// the same in every run: a host-bound call's gaps depend on the core it waits on); -1: any.
   int slot_cpu = -1;

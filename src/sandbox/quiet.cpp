@@ -52,6 +52,31 @@ int QuietRoom::join(pid_t process_group, const fs::path& cgroup) {
   return id;
 }
 
+int QuietRoom::join_cpu_only(pid_t process_group, const fs::path& cgroup) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int id = next_id_++;
+  Member& m = members_[id];
+  m.process_group = process_group;
+  m.cgroup = cgroup;
+  m.cpu_only = true;
+  if (owner_ >= 0 && hush_freezes(m)) freeze(m, monotonic_seconds());
+  return id;
+}
+
+void QuietRoom::gpu_from_now(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = members_.find(id);
+  if (it == members_.end()) return;
+  it->second.cpu_only = false;
+  if (owner_ >= 0 && owner_ != id && hush_freezes(it->second)) {
+    freeze(it->second, monotonic_seconds());
+  }
+}
+
+bool QuietRoom::hush_freezes(const Member& m) const {
+  return !m.holding && (!m.cpu_only || host_bound_.load());
+}
+
 void QuietRoom::leave(int id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = members_.find(id);
@@ -77,7 +102,13 @@ bool QuietRoom::hush(int id, bool host_bound) {
   const bool was_host_bound = host_bound_.exchange(host_bound);
   if (owner_ == id) {
     if (was_host_bound && !host_bound) calm_.notify_all();
-    if (!was_host_bound && host_bound) count_not_stopped(monotonic_seconds() + kFreezeWaitSeconds);
+    if (!was_host_bound && host_bound) {
+      const double now = monotonic_seconds();
+      for (auto& [other, m] : members_) {  // the CPU-only ones, left running so far
+        if (other != id && hush_freezes(m)) freeze(m, now);
+      }
+      count_not_stopped(now + kFreezeWaitSeconds);
+    }
     return true;
   }
   owner_ = id;
@@ -87,7 +118,7 @@ bool QuietRoom::hush(int id, bool host_bound) {
   HushCost cost;
   cost.host_bound = host_bound;
   for (auto& [other, m] : members_) {
-    if (other != id && !m.holding && !m.frozen) {
+    if (other != id && !m.frozen && hush_freezes(m)) {
       freeze(m, now);
       cost.frozen += m.frozen ? 1 : 0;
     }
@@ -108,12 +139,14 @@ bool QuietRoom::hush(int id, bool host_bound) {
 
 void QuietRoom::unhush(int id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (owner_ == id) end_hush();
+  if (id >= 0 && owner_ == id) end_hush();
 }
 
 void QuietRoom::expire(int id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (owner_ == id && monotonic_seconds() - hushed_at_ >= max_quiet_seconds_) end_hush();
+  if (id >= 0 && owner_ == id && monotonic_seconds() - hushed_at_ >= max_quiet_seconds_) {
+    end_hush();
+  }
 }
 
 double QuietRoom::frozen_seconds(int id) const {

@@ -43,6 +43,13 @@ class QuietRoom {
   /// cgroup.freeze then, which a process cannot leave; else SIGSTOP to the group). Returns the
   /// member's id; a job that joins while the room is hushed is frozen at once.
   int join(pid_t process_group, const std::filesystem::path& cgroup);
+  /// The same for a job that runs CPU work only until it says otherwise (gpu_from_now): kbx's
+  /// own code before a candidate's CUDA starts. A hush for a call that only queues GPU work
+  /// leaves it running; a host-bound call's hush freezes it as any member.
+  int join_cpu_only(pid_t process_group, const std::filesystem::path& cgroup);
+  /// The member may do GPU work from now on (its CUDA starts, then the candidate's code runs):
+  /// frozen at once when the room is hushed, by any hush from then on.
+  void gpu_from_now(int id);
   /// The member is gone (thawed first when frozen).
   void leave(int id);
   /// Whether the member holds a GPU's slot now: a holder is never frozen.
@@ -74,10 +81,14 @@ class QuietRoom {
     std::filesystem::path cgroup;
     bool holding = false;
     bool frozen = false;
+    bool cpu_only = false;  ///< does no GPU work yet (join_cpu_only)
     double frozen_since = 0;
     double frozen_total = 0;
   };
   void freeze(Member& m, double now);
+  /// Whether the hush now on (host_bound_) freezes m: every member but the holders, and of the
+  /// CPU-only ones only for a host-bound call.
+  bool hush_freezes(const Member& m) const;
   void thaw(Member& m, double now);
   void end_hush();  ///< no owner; every member thawed
   /// How many frozen members' cgroups still run work, waiting for them until `until` (monotonic

@@ -296,6 +296,10 @@ int run_eval(const EvalOptions& options) {
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_at_launch = slot_at == "launch";
+    const char* cpu_first = std::getenv("KBX_QUIET_CPU_FIRST");
+    env.quiet_cpu_first = !(cpu_first && std::string(cpu_first) == "0");
+    if (!env.quiet_cpu_first)
+      say("quiet timing: jobs frozen from their start (KBX_QUIET_CPU_FIRST=0)");
     if (env.slot_at_launch) say("timing slot: asked for at a full-size call's first GPU work");
     // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
     // the references' (they run on the first GPU).

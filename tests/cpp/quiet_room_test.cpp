@@ -116,6 +116,33 @@ TEST(QuietRoom, AJobThatJoinsDuringAHushIsFrozenAndLeavingThawsIt) {
   EXPECT_TRUE(late.becomes('S'));
 }
 
+TEST(QuietRoom, ACpuOnlyMemberIsFrozenOnlyByHostBoundHushesUntilItsGpuWorkStarts) {
+  sandbox::QuietRoom room;
+  Sleeper holder, cpu_only, late;
+  const int h = room.join(holder.pid, {});
+  room.set_holding(h, true);
+  const int c = room.join_cpu_only(cpu_only.pid, {});
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/false));
+  const int l = room.join_cpu_only(late.pid, {});  // joins during the GPU-only hush
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(cpu_only.state(), 'S');
+  EXPECT_EQ(late.state(), 'S');
+  room.gpu_from_now(c);  // its CUDA starts during the hush: frozen at once
+  EXPECT_TRUE(cpu_only.becomes('T'));
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/true));  // the same holder's host-bound call next
+  EXPECT_TRUE(late.becomes('T'));
+  room.unhush(h);
+  EXPECT_TRUE(cpu_only.becomes('S'));
+  EXPECT_TRUE(late.becomes('S'));
+  ASSERT_TRUE(room.hush(h, /*host_bound=*/false));
+  EXPECT_TRUE(cpu_only.becomes('T')) << "a member whose GPU work started is frozen by any hush";
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(late.state(), 'S');
+  room.unhush(h);
+  room.leave(c);
+  room.leave(l);
+}
+
 TEST(QuietRoom, GettingTheSlotThawsAJobAndReleasingItEndsItsHush) {
   sandbox::QuietRoom room;
   Sleeper a, b, c;
@@ -448,6 +475,74 @@ TEST_F(QuietJobsTest, AJobWithoutTheSlotIsAnsweredLoud) {
   taken.release();
   EXPECT_EQ(answer_of(o), "loud");
   EXPECT_EQ(room.hushed_by(), -1);
+}
+
+/// A ticker (as above) whose first part is CPU work only (Spawn::cpu_only_until_cuda): it
+/// ticks `before` times, then, when `starts_cuda`, says "cuda_next", reports the answer and ticks
+/// `after` times more.
+sandbox::Spawn cpu_first_ticker(const fs::path& file, sandbox::QuietRoom* room,
+                                sandbox::ExclusiveSlot* slot, int before, bool starts_cuda,
+                                int after) {
+  const auto ticks = [&](int n) {
+    return "i=0; while [ $i -lt " + std::to_string(n) + " ]; do date +%s.%N >> '" + file.string() +
+           "'; sleep 0.02; i=$((i+1)); done; ";
+  };
+  std::string script = "read req <&3; " + ticks(before);
+  if (starts_cuda) {
+    script +=
+        "echo '{\"ev\":\"cuda_next\"}' >&4; read answer <&3; "
+        "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; " +
+        ticks(after);
+  }
+  script += "echo '{\"ev\":\"done\"}' >&4";
+  sandbox::Spawn s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = 20;
+  s.request = "{}";
+  s.slot = slot;
+  s.quiet = room;
+  s.cpu_only_until_cuda = true;
+  return s;
+}
+
+constexpr const char* kGpuOnlyAsk = R"({"ev":"quiet_wanted","host_bound":false})";
+
+/// The longest gap in a CPU-first ticker's ticks while a holder keeps a hush (`asking`) for
+/// `hold` seconds; `late` gets its outcome.
+double gap_during_hush(const fs::path& dir, const std::string& asking, int before, bool starts_cuda,
+                       int after, double hold, sandbox::Outcome* late) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot holder_slot("0", "candidate Cat/holder"), late_slot("0", "candidate Cat/late");
+  const fs::path ticks = dir / "ticks.txt";
+  fs::remove(ticks);
+  std::thread other([&] {
+    *late = sandbox::run(cpu_first_ticker(ticks, &room, &late_slot, before, starts_cuda, after));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const sandbox::Outcome held = sandbox::run(quiet_worker(&holder_slot, &room, hold, true, asking));
+  other.join();
+  EXPECT_EQ(answer_of(held), "quiet");
+  EXPECT_EQ(late->end, sandbox::Outcome::End::Exited) << late->describe();
+  return longest_gap(ticks);
+}
+
+TEST_F(QuietJobsTest, ACpuOnlyJobRunsThroughAGpuOnlyHushButNotAHostBoundOne) {
+  sandbox::Outcome late;
+  EXPECT_LT(gap_during_hush(dir_, kGpuOnlyAsk, 75, false, 0, 1.0, &late), 0.5)
+      << "frozen for a call that only queues GPU work before its CUDA started";
+  EXPECT_EQ(late.frozen_seconds, 0);
+  EXPECT_GE(gap_during_hush(dir_, R"({"ev":"quiet_wanted"})", 75, false, 0, 1.5, &late), 1.2)
+      << "a host-bound call's hush left a CPU-only job running";
+  EXPECT_GE(late.frozen_seconds, 1.2);
+}
+
+TEST_F(QuietJobsTest, AJobWhoseCudaStartsIsFrozenByEveryHushFromThenOn) {
+  sandbox::Outcome late;
+  EXPECT_GE(gap_during_hush(dir_, kGpuOnlyAsk, 1, true, 60, 1.5, &late), 1.2)
+      << "a job that said cuda_next went on while the holder was quiet";
+  EXPECT_EQ(answer_of(late), "ok") << "its cuda_next is answered on its request pipe";
+  EXPECT_GE(late.frozen_seconds, 1.2);
 }
 
 }  // namespace

@@ -540,3 +540,52 @@ def test_without_the_probe_or_cuda_nothing_is_armed(monkeypatch):
     probe = candidate_mode.LaunchSlotProbe()
     assert probe.lib is None
     assert probe.slot_arm(3, 4) is False and probe.slot_disarm() is False
+
+
+class JoiningEvents(SlotEvents):
+    """The supervisor's side of "cuda_next" (sandbox::Spawn::cpu_only_until_cuda): "ok" at once."""
+
+    def join_quiet_host(self):
+        self.send("cuda_next")
+
+
+def test_a_candidate_says_cuda_next_before_cuda_starts_and_its_code_runs(tmp_path):
+    probe = "import kbx_join_probe\nkbx_join_probe.seen.append('imported')\n"
+    request = dict(_request(tmp_path, True, candidate=probe + "def scale(x, factor):\n"
+                            "    return x * factor\n"), quiet_join="cuda")
+    import sys
+    import types
+    seen = []
+    sys.modules["kbx_join_probe"] = types.SimpleNamespace(seen=seen)
+    try:
+        events = JoiningEvents()
+        original = events.send
+
+        def send(ev, **fields):
+            seen.append(ev)
+            original(ev, **fields)
+
+        events.send = send
+        candidate_mode.run(request, events)
+    finally:
+        del sys.modules["kbx_join_probe"]
+    assert seen.index("static") < seen.index("cuda_next") < seen.index("imported"), seen
+    assert seen.count("cuda_next") == 1
+    # without quiet_join (the references, or no quiet host): no such event
+    events = SlotEvents()
+    candidate_mode.run(_request(tmp_path / "plain", True), events)
+    assert "cuda_next" not in [e["ev"] for e in events.events]
+
+
+def test_cuda_next_waits_for_ok_on_the_channel_and_exits_on_a_closed_pipe():
+    req_r, req_w = os.pipe()
+    ev_r, ev_w = os.pipe()
+    os.write(req_w, b'{"mode": "candidate"}\nok\n')
+    channel = Channel(req_r, ev_w)
+    channel.read_request()
+    candidate_mode._join_quiet_host(channel)
+    assert json.loads(os.read(ev_r, 4096).decode())["ev"] == "cuda_next"
+    os.close(req_w)  # the supervisor ended the job instead
+    with pytest.raises(SystemExit) as ended:
+        candidate_mode._join_quiet_host(channel)
+    assert ended.value.code == 3
