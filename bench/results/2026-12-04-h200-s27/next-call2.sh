@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Prepared in session 27 for the next GPU session: the compile workload (every task's
-# torch.compile candidate, cold caches) at the defaults with KBX_SLOT_AT=launch, 540 s, slot
-# traced and job timelines logged; session 26's next-call1.sh is the same run with the slot
-# taken before the call (the A/B: run it as call 3). Session 25 call 3's database gives every
-# task's eager timing (the reference worker's sources are unchanged since: candidate_mode.py
-# is left out of sched::worker_sources_hash). Session 24: 116 judged in 470 s, 4.05 s each.
+# Prepared in session 27 for the next GPU session: the 184 references as candidates, warm
+# (session 25 call 3's eager timings; the reference worker's sources are unchanged since),
+# empty reference cache, at the defaults, as session 26's call 2 (206.2 s, 182 passed), now with
+# a candidate's job left running through GPU-only hushes until its CUDA starts (cuda_next;
+# session 26: a job lived 11.08 s on average, frozen 3.86 s of it, hello at a median 1.25 s).
+# bench/job_timelines.py compares the jobs' steps with session 26's (job-timelines-s26.txt).
 export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
-gunzip -c bench/results/2026-12-04-h200-s25/call3/cold.db.gz > /tmp/cold.db
-export KBX_DEBUG_TIMING=1 KBX_SLOT_TRACE=$OUT/compile-slot-trace.txt KBX_SLOT_AT=launch
-OUT=$OUT RUNS=full TIMEOUT=${TIMEOUT:-540} SEED=7 FROM_DB=/tmp/cold.db bash bench/compile_workload_gpu.sh 2>&1 | tail -40
-python3 bench/slot_profile.py $OUT/compile_workload/full.log --top 15 --trace $OUT/compile-slot-trace.txt > $OUT/compile-slot-profile.txt 2>&1
-head -45 $OUT/compile-slot-profile.txt
-cd $OUT && gzip -f compile_workload/*.log compile-slot-trace.txt; rm -rf compile_workload/cands compile_workload/*.db*
+unset JOBS REF_WORKERS REF_CACHE_MB
+export REF_CACHE=/var/tmp/kbx-ref-cache
+gunzip -c bench/results/2026-12-04-h200-s25/call3/cold.db.gz > /tmp/eager.db
+rm -rf $REF_CACHE
+( nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 500 > $OUT/gpu-mem.txt 2>&1 ) &
+SMI=$!
+RUN=warm FROM_DB=/tmp/eager.db RUN_TIMEOUT=${RUN_TIMEOUT:-230} bash bench/results/2026-12-03-h200-s15/call1.sh | grep -v '^  idle\|^  gaps' | tail -32
+kill $SMI
+echo "GPU memory used, MiB: max $(sort -n $OUT/gpu-mem.txt | tail -1)"
+gzip -f $OUT/gpu-mem.txt
+rm -rf /tmp/tl && mkdir -p /tmp/tl && tar xzf $OUT/call1-warm.tgz -C /tmp/tl
+python3 bench/job_timelines.py /tmp/tl/warm/profile/profile.log.gz | tee $OUT/job-timelines.txt
+rm -f $OUT/warm.db
