@@ -721,7 +721,8 @@ def run(request, channel):
     # Under --track triton a source without @triton.jit is rejected statically; its cases still
     # run (untimed) so that the verdict can say how it would fare under --track any.
     static_reject = request.get("track") == "triton" and not facts["triton_kernels"]
-    if request.get("quiet_join") == "cuda" and request.get("gpu_slot"):
+    join_at = request.get("quiet_join") if request.get("gpu_slot") else None
+    if join_at == "cuda":
         _join_quiet_host(channel)
     if torch.device(device).type == "cuda":
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
@@ -734,6 +735,8 @@ def run(request, channel):
     # a contract that forbids TF32 (the candidate may still change the switches itself).
     set_tf32(inputs.tf32)
     counter = LaunchCounter()
+    if join_at == "context":  # an experiment: CUDA's start left running through GPU-only hushes
+        _join_quiet_host(channel)
     sys.path.insert(0, os.path.dirname(os.path.abspath(request["candidate"])))
     t_import = time.perf_counter()
     try:

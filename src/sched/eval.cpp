@@ -222,6 +222,15 @@ std::string slot_at_mode(const std::string& flag) {
   return mode;
 }
 
+std::string quiet_cpu_first_mode() {
+  const char* from_env = std::getenv("KBX_QUIET_CPU_FIRST");
+  const std::string mode = from_env ? from_env : "";
+  if (mode.empty() || mode == "1" || mode == "cuda") return "cuda";
+  if (mode == "0") return "";
+  if (mode == "context") return "context";
+  throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
+}
+
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(8, lanes / 2 + 2);
@@ -296,10 +305,13 @@ int run_eval(const EvalOptions& options) {
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_at_launch = slot_at == "launch";
-    const char* cpu_first = std::getenv("KBX_QUIET_CPU_FIRST");
-    env.quiet_cpu_first = !(cpu_first && std::string(cpu_first) == "0");
-    if (!env.quiet_cpu_first)
-      say("quiet timing: jobs frozen from their start (KBX_QUIET_CPU_FIRST=0)");
+    env.quiet_cpu_first = quiet_cpu_first_mode();
+    if (env.quiet_cpu_first != "cuda") {
+      say("quiet timing: candidates' jobs CPU-only until " +
+          (env.quiet_cpu_first.empty() ? std::string("never (frozen from their start)")
+                                       : "their CUDA context is made") +
+          " ($KBX_QUIET_CPU_FIRST)");
+    }
     if (env.slot_at_launch) say("timing slot: asked for at a full-size call's first GPU work");
     // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
     // the references' (they run on the first GPU).

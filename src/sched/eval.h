@@ -87,6 +87,11 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 /// throws naming the variable and the modes when it is none of host-bound, all, off.
 std::string quiet_timing_mode(const std::string& flag);
 
+/// Until when a candidate's job is CPU-only for the quiet host (WorkerEnv::quiet_cpu_first):
+/// $KBX_QUIET_CPU_FIRST: unset, 1 or cuda: "cuda"; context: "context"; 0: "" (never). Throws
+/// naming the variable and its values on anything else.
+std::string quiet_cpu_first_mode();
+
 /// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";
 /// throws naming the variable and the modes when it is neither call nor launch.
 std::string slot_at_mode(const std::string& flag);

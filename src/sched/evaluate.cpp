@@ -530,7 +530,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (env.slot_at_launch && !env.probe_lib.empty()) request["slot_at"] = "launch";
     // Until its CUDA starts the worker runs kbx's code alone, CPU work that a timed loop which
     // only queues GPU work need not freeze (sandbox::Spawn::cpu_only_until_cuda).
-    if (env.quiet != nullptr && env.quiet_cpu_first) request["quiet_join"] = "cuda";
+    if (env.quiet != nullptr && !env.quiet_cpu_first.empty()) {
+      request["quiet_join"] = env.quiet_cpu_first;
+    }
   }
   const double t_spawn = monotonic_seconds();
   EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));

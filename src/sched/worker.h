@@ -57,9 +57,11 @@ struct WorkerEnv {
   /// GPU work (the probe's launch callback), not before the call (--slot-at launch): what it
   /// compiles first runs beside the other jobs.
   bool slot_at_launch = false;
-  /// A candidate's job is frozen only by host-bound calls' hushes until its worker's CUDA starts
-  /// (sandbox::Spawn::cpu_only_until_cuda); $KBX_QUIET_CPU_FIRST=0 turns it off (for an A/B).
-  bool quiet_cpu_first = true;
+  /// Until when a candidate's job is frozen only by host-bound calls' hushes
+  /// (sandbox::Spawn::cpu_only_until_cuda): "cuda" (its worker's CUDA starts), "context" (its
+  /// CUDA context made, the candidate's import next: an experiment) or "" (never: frozen from
+  /// its start, as before session 27); from $KBX_QUIET_CPU_FIRST (0 for ""), else "cuda".
+  std::string quiet_cpu_first = "cuda";
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

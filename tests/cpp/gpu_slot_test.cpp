@@ -442,6 +442,18 @@ TEST_F(GpuSlotTest, SlotAtModeComesFromTheFlagThenTheEnvironment) {
   ::unsetenv("KBX_SLOT_AT");
 }
 
+TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
+  ::unsetenv("KBX_QUIET_CPU_FIRST");
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "cuda");
+  ::setenv("KBX_QUIET_CPU_FIRST", "0", 1);
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "");
+  ::setenv("KBX_QUIET_CPU_FIRST", "context", 1);
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "context");
+  ::setenv("KBX_QUIET_CPU_FIRST", "later", 1);
+  EXPECT_THROW(sched::quiet_cpu_first_mode(), Error);
+  ::unsetenv("KBX_QUIET_CPU_FIRST");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));

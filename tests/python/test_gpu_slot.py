@@ -549,10 +549,11 @@ class JoiningEvents(SlotEvents):
         self.send("cuda_next")
 
 
-def test_a_candidate_says_cuda_next_before_cuda_starts_and_its_code_runs(tmp_path):
+@pytest.mark.parametrize("join_at", ["cuda", "context"])
+def test_a_candidate_says_cuda_next_before_its_code_runs(tmp_path, join_at):
     probe = "import kbx_join_probe\nkbx_join_probe.seen.append('imported')\n"
     request = dict(_request(tmp_path, True, candidate=probe + "def scale(x, factor):\n"
-                            "    return x * factor\n"), quiet_join="cuda")
+                            "    return x * factor\n"), quiet_join=join_at)
     import sys
     import types
     seen = []
