@@ -13,6 +13,7 @@ script answers "go" (after HOLD_S). Each step prints one line; exit 1 if any che
             before the request, the launch waits for "go"
   eager     a torch op (cudaLaunchKernel, the runtime API)
   copy      a device-to-device copy
+  cublas    a cuBLAS matmul (the library's own launches)
   compiled  torch.compile's first call: Dynamo, Inductor and Triton compile before the request
   none      an armed span without GPU work: no request, disarm returns 0
   overhead  10000 tiny launches before any arm and after a disarm (the callbacks are off then)
@@ -74,6 +75,9 @@ def armed(name, body):
 armed("triton", lambda: inc[(x.numel() // 1024,)](x, x.numel(), BLOCK=1024))
 armed("eager", lambda: x.mul_(1.0))
 armed("copy", lambda: x.clone())
+m = torch.randn(512, 512, device="cuda")
+torch.cuda.synchronize()
+armed("cublas", lambda: m @ m)
 f = torch.compile(lambda a: torch.sin(a) * 2 + torch.cos(a))
 armed("compiled", lambda: f(x))
 armed("none", lambda: sum(range(100000)))
@@ -131,19 +135,22 @@ def main():
     check(steps.get("active", {}).get("value") == 1, "the probe records (kbx_probe_active)")
     apis = [w[1].get("api", "") for w in wanted]
     print("slot_wanted lines:", json.dumps([w[1] for w in wanted]))
-    for name in ("triton", "eager", "copy", "compiled"):
+    asking = ("triton", "eager", "copy", "cublas", "compiled")  # in the order they ran
+    for name in asking:
         s = steps.get(name, {})
         check(s.get("armed") == 1 and s.get("taken") == 1 and s.get("seconds", 0) >= HOLD_S,
               f"{name}: armed, asked, waited for go ({s.get('seconds', 0):.3f} s)")
-    check(len(wanted) >= 5 and all(w[1].get("ev") == "slot_wanted" and w[1].get("at") == "launch"
-                                   for w in wanted), f"one slot_wanted per GPU span: {apis}")
-    if len(wanted) >= 4:
+    one_each = len(wanted) == len(asking) + 1  # and the closed step's
+    check(one_each and all(w[1].get("ev") == "slot_wanted" and w[1].get("at") == "launch"
+                           for w in wanted), f"one slot_wanted per GPU span: {apis}")
+    if len(wanted) >= len(asking):
         check(apis[0].startswith("cuLaunch"), f"triton: asked at a driver launch ({apis[0]})")
-        print(f"eager: asked at {apis[1]}, copy: at {apis[2]}, compiled: at {apis[3]}")
+        print("asked at: " + ", ".join(f"{n} {a}" for n, a in zip(asking, apis)))
         compiled = steps.get("compiled", {})
         # the request came after the compile: the time from the request to the call's end is
         # HOLD_S plus the kernels, far less than the whole call when compiling took seconds
-        before_request = compiled.get("seconds", 0) - (compiled.get("t_end", 0) - wanted[3][0])
+        at = wanted[asking.index("compiled")][0]
+        before_request = compiled.get("seconds", 0) - (compiled.get("t_end", 0) - at)
         print(f"compiled: {before_request:.2f} s of the first call ran before the request")
         check(before_request > 0.2, "compiled: the compile ran before the request")
     s = steps.get("none", {})
