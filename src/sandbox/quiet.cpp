@@ -43,22 +43,20 @@ QuietRoom::~QuietRoom() {
 }
 
 int QuietRoom::join(pid_t process_group, const fs::path& cgroup) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int id = next_id_++;
-  Member& m = members_[id];
-  m.process_group = process_group;
-  m.cgroup = cgroup;
-  if (owner_ >= 0) freeze(m, monotonic_seconds());
-  return id;
+  return add_member(process_group, cgroup, false);
 }
 
 int QuietRoom::join_cpu_only(pid_t process_group, const fs::path& cgroup) {
+  return add_member(process_group, cgroup, true);
+}
+
+int QuietRoom::add_member(pid_t process_group, const fs::path& cgroup, bool cpu_only) {
   std::lock_guard<std::mutex> lock(mu_);
   const int id = next_id_++;
   Member& m = members_[id];
   m.process_group = process_group;
   m.cgroup = cgroup;
-  m.cpu_only = true;
+  m.cpu_only = cpu_only;
   if (owner_ >= 0 && hush_freezes(m)) freeze(m, monotonic_seconds());
   return id;
 }

@@ -85,6 +85,7 @@ class QuietRoom {
     double frozen_since = 0;
     double frozen_total = 0;
   };
+  int add_member(pid_t process_group, const std::filesystem::path& cgroup, bool cpu_only);
   void freeze(Member& m, double now);
   /// Whether the hush now on (host_bound_) freezes m: every member but the holders, and of the
   /// CPU-only ones only for a host-bound call.
