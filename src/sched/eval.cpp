@@ -225,10 +225,10 @@ std::string slot_at_mode(const std::string& flag) {
 std::string quiet_cpu_first_mode() {
   const char* from_env = std::getenv("KBX_QUIET_CPU_FIRST");
   const std::string mode = from_env ? from_env : "";
-  if (mode.empty() || mode == "1" || mode == "cuda") return "cuda";
-  if (mode == "0") return "";
+  if (mode.empty() || mode == "0") return "";
+  if (mode == "1" || mode == "cuda") return "cuda";
   if (mode == "context") return "context";
-  throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
+  throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda, context or 0 (the default)");
 }
 
 int reference_workers(const std::string& device, int lanes) {
@@ -306,11 +306,10 @@ int run_eval(const EvalOptions& options) {
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_at_launch = slot_at == "launch";
     env.quiet_cpu_first = quiet_cpu_first_mode();
-    if (env.quiet_cpu_first != "cuda") {
-      say("quiet timing: candidates' jobs CPU-only until " +
-          (env.quiet_cpu_first.empty() ? std::string("never (frozen from their start)")
-                                       : "their CUDA context is made") +
-          " ($KBX_QUIET_CPU_FIRST)");
+    if (!env.quiet_cpu_first.empty()) {
+      say("quiet timing: candidates' jobs frozen only for host-bound calls until their " +
+          std::string(env.quiet_cpu_first == "cuda" ? "CUDA starts" : "CUDA context is made") +
+          " ($KBX_QUIET_CPU_FIRST=" + env.quiet_cpu_first + ")");
     }
     if (env.slot_at_launch) say("timing slot: asked for at a full-size call's first GPU work");
     // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
@@ -365,6 +364,7 @@ int run_eval(const EvalOptions& options) {
                   {"time", o.time},
                   {"quiet_timing", quiet},
                   {"slot_at", slot_at},
+                  {"quiet_cpu_first", env.quiet_cpu_first},
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;

@@ -88,7 +88,8 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 std::string quiet_timing_mode(const std::string& flag);
 
 /// Until when a candidate's job is CPU-only for the quiet host (WorkerEnv::quiet_cpu_first):
-/// $KBX_QUIET_CPU_FIRST: unset, 1 or cuda: "cuda"; context: "context"; 0: "" (never). Throws
+/// $KBX_QUIET_CPU_FIRST: 1 or cuda: "cuda"; context: "context"; unset or 0: "" (never, the
+/// default until measured on a GPU). Throws
 /// naming the variable and its values on anything else.
 std::string quiet_cpu_first_mode();
 

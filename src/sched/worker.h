@@ -60,8 +60,8 @@ struct WorkerEnv {
   /// Until when a candidate's job is frozen only by host-bound calls' hushes
   /// (sandbox::Spawn::cpu_only_until_cuda): "cuda" (its worker's CUDA starts), "context" (its
   /// CUDA context made, the candidate's import next: an experiment) or "" (never: frozen from
-  /// its start, as before session 27); from $KBX_QUIET_CPU_FIRST (0 for ""), else "cuda".
-  std::string quiet_cpu_first = "cuda";
+  /// its start, the default until measured on a GPU); from $KBX_QUIET_CPU_FIRST.
+  std::string quiet_cpu_first;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

@@ -444,9 +444,11 @@ TEST_F(GpuSlotTest, SlotAtModeComesFromTheFlagThenTheEnvironment) {
 
 TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
   ::unsetenv("KBX_QUIET_CPU_FIRST");
-  EXPECT_EQ(sched::quiet_cpu_first_mode(), "cuda");
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "") << "off until measured on a GPU";
   ::setenv("KBX_QUIET_CPU_FIRST", "0", 1);
   EXPECT_EQ(sched::quiet_cpu_first_mode(), "");
+  ::setenv("KBX_QUIET_CPU_FIRST", "cuda", 1);
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "cuda");
   ::setenv("KBX_QUIET_CPU_FIRST", "context", 1);
   EXPECT_EQ(sched::quiet_cpu_first_mode(), "context");
   ::setenv("KBX_QUIET_CPU_FIRST", "later", 1);

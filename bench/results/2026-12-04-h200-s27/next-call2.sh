@@ -5,7 +5,7 @@
 # a candidate's job left running through GPU-only hushes until its CUDA starts (cuda_next;
 # session 26: a job lived 11.08 s on average, frozen 3.86 s of it, hello at a median 1.25 s).
 # bench/job_timelines.py compares the jobs' steps with session 26's (job-timelines-s26.txt).
-export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
+export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1 KBX_QUIET_CPU_FIRST=cuda
 unset JOBS REF_WORKERS REF_CACHE_MB
 export REF_CACHE=/var/tmp/kbx-ref-cache
 gunzip -c bench/results/2026-12-04-h200-s25/call3/cold.db.gz > /tmp/eager.db
