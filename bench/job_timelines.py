@@ -2,8 +2,8 @@
 """Where a candidate job's time goes before and around the GPU's timing slot, from a `kbx eval`
 log written with KBX_DEBUG_TIMING=1 (plain or .gz): per job, the seconds from its spawn to its
 hello, from hello to its source check (`static`), from there to `cuda_next` (the job joins every
-hush from then on, session 27) and to `imported` (CUDA's start and the candidate's import), from
-`imported` to `slot_wanted` (its small cases), and its worker's wall, slot wait and frozen time.
+hush from then on, session 27) and to `imported` (CUDA's start, `cuda_started` since session 27, and the
+candidate's import), from `imported` to `slot_wanted` (its small cases), and its worker's wall, slot wait and frozen time.
 
     python3 bench/job_timelines.py run.log[.gz] [--by-category]
 
@@ -22,6 +22,8 @@ WORKER = re.compile(r"^kbx: (\S+): worker ([0-9.]+) s \(.*waiting for the slot (
 STEPS = [("spawn->hello", None, "hello"), ("hello->static", "hello", "static"),
          ("static->cuda_next", "static", "cuda_next"),
          ("cuda_next->imported", "cuda_next", "imported"),
+         ("static->cuda_started", "static", "cuda_started"),
+         ("cuda_started->imported", "cuda_started", "imported"),
          ("static->imported", "static", "imported"),
          ("imported->slot_wanted", "imported", "slot_wanted")]
 

@@ -727,8 +727,12 @@ def run(request, channel):
     if torch.device(device).type == "cuda":
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
         # at its start) is in place before anything the candidate does.
+        t_cuda = time.perf_counter()
         torch.empty(1, device=device)
         l2_guard()  # persisting L2 off from here on: a later setting is the candidate's
+        # its own line in KBX_DEBUG_TIMING's timeline (bench/job_timelines.py): CUDA's start
+        # apart from the candidate's import
+        channel.send("cuda_started", seconds=time.perf_counter() - t_cuda)
     inputs = CaseInputs(request, device)
     # The candidate runs under the task's TF32 rule, as the reference does: PyTorch allows TF32
     # in cuDNN by default, which would put a float32 convolution called from a candidate outside
