@@ -71,6 +71,17 @@ void QuietRoom::gpu_from_now(int id) {
   }
 }
 
+int QuietRoom::freeze_others(int id, double now) {
+  int frozen = 0;
+  for (auto& [other, m] : members_) {
+    if (other != id && !m.frozen && hush_freezes(m)) {
+      freeze(m, now);
+      frozen += m.frozen ? 1 : 0;
+    }
+  }
+  return frozen;
+}
+
 bool QuietRoom::hush_freezes(const Member& m) const {
   return !m.holding && (!m.cpu_only || host_bound_.load());
 }
@@ -102,9 +113,7 @@ bool QuietRoom::hush(int id, bool host_bound) {
     if (was_host_bound && !host_bound) calm_.notify_all();
     if (!was_host_bound && host_bound) {
       const double now = monotonic_seconds();
-      for (auto& [other, m] : members_) {  // the CPU-only ones, left running so far
-        if (other != id && hush_freezes(m)) freeze(m, now);
-      }
+      freeze_others(id, now);  // the CPU-only ones, left running so far
       count_not_stopped(now + kFreezeWaitSeconds);
     }
     return true;
@@ -115,12 +124,7 @@ bool QuietRoom::hush(int id, bool host_bound) {
   hushed_at_ = now;
   HushCost cost;
   cost.host_bound = host_bound;
-  for (auto& [other, m] : members_) {
-    if (other != id && !m.frozen && hush_freezes(m)) {
-      freeze(m, now);
-      cost.frozen += m.frozen ? 1 : 0;
-    }
-  }
+  cost.frozen = freeze_others(id, now);
   const double frozen_at = monotonic_seconds();
   cost.freeze_seconds = frozen_at - now;
   // A host-bound call waits (briefly) until the cgroups say their tasks are stopped: a task not

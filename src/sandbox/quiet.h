@@ -90,6 +90,9 @@ class QuietRoom {
   /// Whether the hush now on (host_bound_) freezes m: every member but the holders, and of the
   /// CPU-only ones only for a host-bound call.
   bool hush_freezes(const Member& m) const;
+  /// Freezes every member but `id` that the hush now on freezes and is not frozen yet; returns
+  /// how many it froze.
+  int freeze_others(int id, double now);
   void thaw(Member& m, double now);
   void end_hush();  ///< no owner; every member thawed
   /// How many frozen members' cgroups still run work, waiting for them until `until` (monotonic
