@@ -13,6 +13,7 @@
 #include <mutex>
 #include <numeric>
 #include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "common/fingerprint.h"
@@ -197,29 +198,35 @@ int jobs_for_gpu_memory(std::uint64_t gpu_memory_bytes) {
       std::min<std::uint64_t>(1 + (gpu_memory_bytes - 32 * gib) / (8 * gib), 1024));
 }
 
-std::string quiet_timing_mode(const std::string& flag) {
+namespace {
+
+/// A run mode: the flag's value, else $var's, else `fallback`; throws naming the variable, what
+/// the mode is for and the modes it may be when it is none of `modes`.
+std::string mode_from(const std::string& flag, const char* var, const std::string& fallback,
+                      const std::vector<std::string>& modes, const std::string& what) {
   std::string mode = flag;
   if (mode.empty()) {
-    const char* from_env = std::getenv("KBX_QUIET_TIMING");
-    mode = from_env && *from_env ? from_env : "all";
+    const char* from_env = std::getenv(var);
+    mode = from_env && *from_env ? from_env : fallback;
   }
-  if (mode != "host-bound" && mode != "all" && mode != "off") {
-    throw Error("KBX_QUIET_TIMING=" + mode +
-                ": not a quiet-timing mode; use host-bound, all or off");
+  if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+    std::string choices;
+    for (size_t k = 0; k < modes.size(); ++k) {
+      choices += (k == 0 ? "" : k + 1 == modes.size() ? " or " : ", ") + modes[k];
+    }
+    throw Error(std::string(var) + "=" + mode + ": not a " + what + " mode; use " + choices);
   }
   return mode;
 }
 
+}  // namespace
+
+std::string quiet_timing_mode(const std::string& flag) {
+  return mode_from(flag, "KBX_QUIET_TIMING", "all", {"host-bound", "all", "off"}, "quiet-timing");
+}
+
 std::string slot_at_mode(const std::string& flag) {
-  std::string mode = flag;
-  if (mode.empty()) {
-    const char* from_env = std::getenv("KBX_SLOT_AT");
-    mode = from_env && *from_env ? from_env : "call";
-  }
-  if (mode != "call" && mode != "launch") {
-    throw Error("KBX_SLOT_AT=" + mode + ": not a slot mode; use call or launch");
-  }
-  return mode;
+  return mode_from(flag, "KBX_SLOT_AT", "call", {"call", "launch"}, "slot");
 }
 
 std::string quiet_cpu_first_mode() {

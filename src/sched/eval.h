@@ -89,8 +89,7 @@ std::string quiet_timing_mode(const std::string& flag);
 
 /// Until when a candidate's job is CPU-only for the quiet host (WorkerEnv::quiet_cpu_first):
 /// $KBX_QUIET_CPU_FIRST: 1 or cuda: "cuda"; context: "context"; unset or 0: "" (never, the
-/// default until measured on a GPU). Throws
-/// naming the variable and its values on anything else.
+/// default until measured on a GPU). Throws naming the variable and its values on anything else.
 std::string quiet_cpu_first_mode();
 
 /// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";

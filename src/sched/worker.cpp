@@ -247,9 +247,7 @@ sandbox::Outcome run_candidate_worker(const WorkerEnv& env, const nlohmann::json
   spawn.slot_handback_once = slot != nullptr;  // after its timed loops: files, teardown beside
   spawn.on_slot_handed_back = env.on_slot_handed_back;
   spawn.quiet = env.quiet;
-  const std::string cpu_first_until = request.value("quiet_join", "");
-  spawn.cpu_only_until_cuda =
-      slot != nullptr && (cpu_first_until == "cuda" || cpu_first_until == "context");
+  spawn.cpu_only_until_cuda = slot != nullptr && request.contains("quiet_join");
   spawn.slot_cpu = env.slot_cpu;
   spawn.env = worker_environment(env, view.job_dir);
   spawn.cwd = view.job_dir;
