@@ -21,7 +21,7 @@ from .calls import build_inputs, classify_exception, same_bits, save_result, set
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import DeferredFiles, read_kbt, write_kbt
-from .timer import CudaTimer, Reservoir, l2_guard, tampered, variant_rounds
+from .timer import CudaTimer, ProbeMarks, Reservoir, l2_guard, tampered, variant_rounds
 
 
 class _AfterImport:
@@ -516,19 +516,13 @@ class LaunchSlotProbe:
     worker never uses it (sched::worker_sources_hash leaves candidate-only modules out)."""
 
     def __init__(self):
-        self.lib = None
-        path = os.environ.get("KBX_PROBE_LIB")
-        if not path:
-            return
+        self.lib = ProbeMarks().lib  # the probe's library when it records, else None
         try:
-            lib = ctypes.CDLL(path)  # already loaded by CUDA through CUDA_INJECTION64_PATH
-            lib.kbx_probe_active.restype = ctypes.c_int
-            lib.kbx_probe_slot_arm.argtypes = [ctypes.c_int, ctypes.c_int]
-            lib.kbx_probe_slot_arm.restype = ctypes.c_int
-            lib.kbx_probe_slot_disarm.restype = ctypes.c_int
-            if lib.kbx_probe_active():
-                self.lib = lib
-        except (OSError, AttributeError):
+            if self.lib is not None:
+                self.lib.kbx_probe_slot_arm.argtypes = [ctypes.c_int, ctypes.c_int]
+                self.lib.kbx_probe_slot_arm.restype = ctypes.c_int
+                self.lib.kbx_probe_slot_disarm.restype = ctypes.c_int
+        except AttributeError:  # a probe from before session 27
             self.lib = None
 
     def slot_arm(self, request_fd, event_fd):
