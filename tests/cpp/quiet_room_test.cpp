@@ -357,14 +357,18 @@ sandbox::Spawn quiet_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* ro
   return s;
 }
 
+/// Shell that appends a timestamp to `file` every 20 ms, `ticks` times.
+std::string tick_loop(const fs::path& file, int ticks) {
+  return "i=0; while [ $i -lt " + std::to_string(ticks) + " ]; do date +%s.%N >> '" +
+         file.string() + "'; sleep 0.02; i=$((i+1)); done; ";
+}
+
 /// A job that appends a timestamp to `file` every 20 ms for `seconds` of its own time (counted
 /// in loops, so that a frozen stretch does not count), with a time limit of `limit` seconds.
 sandbox::Spawn ticker(const fs::path& file, sandbox::QuietRoom* room, int ticks, double limit) {
   sandbox::Spawn s;
   s.argv = {"/bin/sh", "-c",
-            "read req <&3; i=0; while [ $i -lt " + std::to_string(ticks) +
-                " ]; do date +%s.%N >> '" + file.string() +
-                "'; sleep 0.02; i=$((i+1)); done; echo '{\"ev\":\"done\"}' >&4"};
+            "read req <&3; " + tick_loop(file, ticks) + "echo '{\"ev\":\"done\"}' >&4"};
   s.env = sandbox::scrubbed_environment({});
   s.limits.wall_seconds = limit;
   s.request = "{}";
