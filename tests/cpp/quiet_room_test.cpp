@@ -487,16 +487,12 @@ TEST_F(QuietJobsTest, AJobWithoutTheSlotIsAnsweredLoud) {
 sandbox::Spawn cpu_first_ticker(const fs::path& file, sandbox::QuietRoom* room,
                                 sandbox::ExclusiveSlot* slot, int before, bool starts_cuda,
                                 int after) {
-  const auto ticks = [&](int n) {
-    return "i=0; while [ $i -lt " + std::to_string(n) + " ]; do date +%s.%N >> '" + file.string() +
-           "'; sleep 0.02; i=$((i+1)); done; ";
-  };
-  std::string script = "read req <&3; " + ticks(before);
+  std::string script = "read req <&3; " + tick_loop(file, before);
   if (starts_cuda) {
     script +=
         "echo '{\"ev\":\"cuda_next\"}' >&4; read answer <&3; "
         "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; " +
-        ticks(after);
+        tick_loop(file, after);
   }
   script += "echo '{\"ev\":\"done\"}' >&4";
   sandbox::Spawn s;
