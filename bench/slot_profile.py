@@ -27,6 +27,37 @@ EAGER_PARTS = ("eager_estimate", "eager_batches", "eager_flush")
 # Of the slot's time: the wait for the answer to quiet_wanted (the other jobs being frozen;
 # logs from session 16 on: eager_quiet_wait of references, quiet_wait_s of candidates' timings)
 QUIET_WAIT = re.compile(r"quiet_wait_s=([\d.]+)")
+# The parts of a candidate's timing (logs from session 28 on): the variants' setup, the timer's
+# warm-up estimate, the wait for a quiet host, its batches (of which the timed calls' own time,
+# timed_s) and its probe flushes
+TIMING_PARTS = ("seconds", "setup_s", "estimate_s", "quiet_wait_s", "batches_s", "timed_s",
+                "flush_s", "samples")
+
+
+def timing_parts(text):
+    """{part: sum over the timeline's timing events} of TIMING_PARTS, and the number of them."""
+    parts, n = collections.Counter(), 0
+    for segment in text.split(" | "):
+        fields = segment.split()
+        if len(fields) < 3 or fields[1] != "timing":
+            continue
+        n += 1
+        for key, value in (f.split("=", 1) for f in fields[3:] if "=" in f):
+            if key in TIMING_PARTS:
+                parts[key] += float(value)
+    return parts, n
+
+
+def print_timing_parts(parts, n):
+    if not n or "batches_s" not in parts:
+        return
+    named = sum(parts[k] for k in ("setup_s", "estimate_s", "quiet_wait_s", "batches_s",
+                                   "flush_s"))
+    print(f"  of {n} timings ({parts['seconds']:.1f} s, {parts['samples']:.0f} timed calls): "
+          f"setup {parts['setup_s']:.1f} s, estimate {parts['estimate_s']:.1f} s, quiet wait "
+          f"{parts['quiet_wait_s']:.1f} s, batches {parts['batches_s']:.1f} s (the calls' own "
+          f"{parts['timed_s']:.1f} s), flush {parts['flush_s']:.1f} s, the rest "
+          f"{parts['seconds'] - named:.1f} s")
 
 
 def read(path):
@@ -245,6 +276,7 @@ def main():
     ref = collections.defaultdict(collections.Counter)
     cand_timing, cand_span, cand_teardown = collections.Counter(), {}, {}
     cand_quiet_wait = 0.0
+    cand_parts, cand_timings = collections.Counter(), 0
     hushes, hushed = 0, 0.0  # candidates' quiet hosts: quiet_wanted to quiet_done
     lines = read(args.log)
     for line in lines:
@@ -268,6 +300,9 @@ def main():
             for _case, seconds in re.findall(r"timing (\S+) seconds=([\d.]+)", text):
                 cand_timing[task] += float(seconds)
             cand_quiet_wait += sum(float(w) for w in QUIET_WAIT.findall(text))
+            parts, n = timing_parts(text)
+            cand_parts.update(parts)
+            cand_timings += n
             events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
             asked_at = None
             for t, name in events:
@@ -292,6 +327,7 @@ def main():
           f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "
           f"process's exit {sum(cand_teardown.values()):.1f} s; waits for a quiet host "
           f"{cand_quiet_wait:.1f} s")
+    print_timing_parts(cand_parts, cand_timings)
     print(f"  quiet hosts (every other job frozen): {hushes}, {hushed:.1f} s in all")
     per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}
     print(f"slot per task (reference + candidate): median "

@@ -658,6 +658,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
             judged["call"] = i
         launches_before.pop(i, None)
 
+    setup_s = time.perf_counter() - t_time  # the variants and decoys, before the timer
     try:
         ms = timer.run(lambda: entry(*args, **kwargs), before_each if variants else None,
                        after_each if variants else None)
@@ -674,7 +675,8 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  settle_s=float(getattr(timer, "last_settle_s", 0.0)),
                  quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
                  host_loop_ms=getattr(timer, "last_host_loop_ms", None),
-                 contended=bool(getattr(timer, "last_contended", False)))
+                 contended=bool(getattr(timer, "last_contended", False)),
+                 **_timing_phases(timer, setup_s))
     if twin is None:
         return True
     if variants is None or "result" not in judged:
@@ -684,6 +686,18 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         return _judged_call(entry, twin, fresh, args2, kwargs2, pristine, counter, device, channel,
                             held, read_s=0.0, inputs_from=fresh_from)
     return _report_judged(twin, judged, fresh, device, channel, held, inputs_from=fresh_from)
+
+
+def _timing_phases(timer, setup_s):
+    """Where a case's timing went, for KBX_DEBUG_TIMING's timelines (bench/slot_profile.py): the
+    variants' setup, the timer's warm-up estimate, its batches (the timed calls, their scrubs,
+    value loads and holds) and its probe flushes, in seconds. Not read by the verdict."""
+    phases = getattr(timer, "last_phases", None) or {}
+    out = {"setup_s": setup_s}
+    for name in ("estimate", "batches", "flush"):
+        if isinstance(phases.get(name), float):
+            out[name + "_s"] = phases[name]
+    return out
 
 
 def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):

@@ -450,10 +450,16 @@ void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
     const json& ev = o.events[i];
     line += fmt::format(" | {:.2f} {}", o.event_seconds[i], ev.value("ev", std::string("?")));
     if (ev.contains("case") && ev["case"].is_string()) line += " " + ev["case"].get<std::string>();
-    for (const char* key : {"seconds", "call_s", "read_s", "save_s", "settle_s", "quiet_wait_s"}) {
+    for (const char* key : {"seconds", "call_s", "read_s", "save_s", "settle_s", "quiet_wait_s",
+                            "setup_s", "estimate_s", "batches_s", "flush_s"}) {
       if (ev.contains(key) && ev[key].is_number()) {
         line += fmt::format(" {}={:.2f}", key, ev[key].get<double>());
       }
+    }
+    if (ev.contains("ms") && ev["ms"].is_array()) {  // a timing: its calls' own time and count
+      double timed_ms = 0;
+      for (const auto& ms : ev["ms"]) timed_ms += ms.is_number() ? ms.get<double>() : 0.0;
+      line += fmt::format(" timed_s={:.3f} samples={}", timed_ms / 1e3, ev["ms"].size());
     }
     if (ev.contains("host_loop_ms") && ev["host_loop_ms"].is_number()) {  // the host's speed
       line += fmt::format(" host_loop_ms={:.3f}", ev["host_loop_ms"].get<double>());

@@ -126,6 +126,15 @@ def test_every_timed_call_runs_on_other_values_than_the_call_before(tmp_path):
     assert timing["variants"][case["timed_call"]] == 1  # the judged call is a timed one
 
 
+def test_a_timing_says_where_its_time_went(tmp_path):
+    """For KBX_DEBUG_TIMING's timelines (bench/slot_profile.py): the variants' setup before the
+    timer, and the timer's own steps as it reports them; its sample count is not repeated."""
+    timing, *_ = _time(tmp_path, lambda x, factor: x * factor)
+    assert (timing["estimate_s"], timing["batches_s"], timing["flush_s"]) == (0.25, 0.5, 0.125)
+    assert 0 <= timing["setup_s"] <= timing["seconds"]
+    assert "samples" not in timing and "samples_s" not in timing
+
+
 def test_the_case_values_kept_from_its_judged_call_are_not_made_again(tmp_path):
     """The worker keeps a full case's untouched inputs from its judged call for the timed loop:
     the timer loads those as variant 0 (an in-place candidate updated the tensors meanwhile)
