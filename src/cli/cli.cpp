@@ -411,11 +411,17 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
           "on cpu 32)")
       ->check(CLI::Range(1, 1024));
   eval->add_option("--finishing-jobs", ev.finishing_jobs,
-                   "on cuda, jobs that may finish (files, teardown, comparisons) after handing "
-                   "the GPU's timing slot back, beside the --jobs lanes' next jobs, which start "
-                   "meanwhile (default 0: on the H200, 3 more beside 12 lanes filled its memory "
-                   "and made the run slower)")
+                   "jobs that may finish beside the --jobs lanes' next jobs, which start "
+                   "meanwhile: from their worker's exit (kbx's comparisons) or, on cuda, from "
+                   "their hand-back of the GPU's timing slot (their files and teardown too), as "
+                   "--finishing-from says (default 0: on the H200, 3 more from the hand-back "
+                   "beside 12 lanes filled its memory and made the run slower)")
       ->check(CLI::Range(0, 64));
+  eval->add_option("--finishing-from", ev.finishing_from,
+                   "when a finishing job frees its lane: exit (its worker's processes are gone) "
+                   "or handback (cuda: it handed the GPU's timing slot back) (default: "
+                   "$KBX_FINISHING_FROM, else exit)")
+      ->check(CLI::IsMember({"exit", "handback"}));
   eval->add_option(
       "--jobs", ev.jobs,
       "candidates evaluated at once (default: on cuda three quarters of the cores, at most 12 and "

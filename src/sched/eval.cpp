@@ -229,6 +229,10 @@ std::string slot_at_mode(const std::string& flag) {
   return mode_from(flag, "KBX_SLOT_AT", "call", {"call", "launch"}, "slot");
 }
 
+std::string finishing_from_mode(const std::string& flag) {
+  return mode_from(flag, "KBX_FINISHING_FROM", "exit", {"exit", "handback"}, "finishing");
+}
+
 std::string quiet_cpu_first_mode() {
   const char* from_env = std::getenv("KBX_QUIET_CPU_FIRST");
   const std::string mode = from_env ? from_env : "";
@@ -306,6 +310,7 @@ int run_eval(const EvalOptions& options) {
   WorkerEnv env;
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
   const std::string slot_at = o.device == "cuda" ? slot_at_mode(o.slot_at) : "call";
+  const std::string finishing_from = finishing_from_mode(o.finishing_from);
   std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses
   if (o.device == "cuda") {
     if (quiet != "off") env.quiet = &quiet_room;
@@ -372,6 +377,8 @@ int run_eval(const EvalOptions& options) {
                   {"quiet_timing", quiet},
                   {"slot_at", slot_at},
                   {"quiet_cpu_first", env.quiet_cpu_first},
+                  {"finishing_jobs", o.finishing_jobs},
+                  {"finishing_from", finishing_from},
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;
@@ -627,11 +634,14 @@ int run_eval(const EvalOptions& options) {
   RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
   const int reference_lanes =
       o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
-  // With --finishing-jobs, on a GPU a job that handed its slot back finishes beside its lane's
-  // next one (LaneGate): its task is still live meanwhile. Off by default: on the H200 three
-  // more beside 12 lanes made the 184 references slower (cut at 230 s against 193 s), with the
-  // GPU's memory full (bench/results/2026-12-04-h200-s26).
-  if (o.device == "cuda") jobs.finishing_jobs = o.finishing_jobs;
+  // With --finishing-jobs, a job whose worker has exited (--finishing-from exit: kbx's
+  // comparisons remain) or, on a GPU, handed its slot back (handback: its files and teardown
+  // too) finishes beside its lane's next one (LaneGate): its task is still live meanwhile. Off
+  // by default: on the H200 three more from the hand-back beside 12 lanes made the 184
+  // references slower (cut at 230 s against 193 s), with the GPU's memory full
+  // (bench/results/2026-12-04-h200-s26); from the exit, not measured yet.
+  jobs.finishing_from_exit = finishing_from == "exit";
+  if (o.device == "cuda" || jobs.finishing_from_exit) jobs.finishing_jobs = o.finishing_jobs;
   const std::size_t live_cap =
       o.live_tasks > 0
           ? static_cast<std::size_t>(o.live_tasks)

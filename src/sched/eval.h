@@ -32,9 +32,13 @@ struct EvalOptions {
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
   /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
-  /// On a GPU, jobs that may be finishing (files, teardown, comparisons) after handing the slot
-  /// back, beside the lanes' next jobs (sched::LaneGate); 0: none.
+  /// On a GPU, jobs that may be finishing beside the lanes' next jobs (sched::LaneGate); 0: none.
   int finishing_jobs = 0;
+  /// From when such a job no longer holds its lane (JobContext::finishing_from_exit):
+  /// "exit" (its worker's processes are gone: kbx's comparisons remain) or "handback" (it handed
+  /// the GPU's slot back: its files and teardown remain too); empty: $KBX_FINISHING_FROM, else
+  /// "exit".
+  std::string finishing_from;
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
@@ -91,6 +95,10 @@ std::string quiet_timing_mode(const std::string& flag);
 /// $KBX_QUIET_CPU_FIRST: 1 or cuda: "cuda"; context: "context"; unset or 0: "" (never, the
 /// default until measured on a GPU). Throws naming the variable and its values on anything else.
 std::string quiet_cpu_first_mode();
+
+/// From when a finishing job frees its lane: the flag's value, else $KBX_FINISHING_FROM, else
+/// "exit"; throws naming the variable and the modes when it is neither exit nor handback.
+std::string finishing_from_mode(const std::string& flag);
 
 /// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";
 /// throws naming the variable and the modes when it is neither call nor launch.

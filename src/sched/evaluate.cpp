@@ -544,6 +544,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));
   sandbox::Outcome o = run_candidate_worker(env, request, {job_dir, task.dir, ref.in_dir, uid},
                                             comparer.handler(), slot ? &*slot : nullptr);
+  if (env.on_worker_exited) env.on_worker_exited();  // no process of the job is left
   const EarlyComparisons& early = comparer.finish();
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;

@@ -42,7 +42,7 @@ struct Attempt {
 
 Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t,
                 const ReferenceCases& rc, std::int64_t* attempt_id, size_t lane,
-                std::function<void()> on_slot_handed_back = {}) {
+                std::function<void()> on_lane_free = {}) {
   {
     std::lock_guard<std::mutex> lock(ctx.db_mu);
     *attempt_id = ctx.db.begin_attempt(ctx.run_id, c.id);
@@ -53,7 +53,8 @@ Attempt attempt(JobContext& ctx, const store::Candidate& c, const suite::Task& t
   WorkerEnv env = ctx.cand_env;
   env.launcher = parent.get();
   env.trusted_launcher = trusted_parent.get();
-  env.on_slot_handed_back = std::move(on_slot_handed_back);
+  (ctx.finishing_from_exit ? env.on_worker_exited : env.on_slot_handed_back) =
+      std::move(on_lane_free);
   if (!ctx.gpus.empty()) {
     const size_t k = lane % ctx.gpus.size();
     env.gpu = ctx.gpus[k];
@@ -378,11 +379,12 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks) {
   std::mutex again_mu;
   std::vector<JobFeed::Item> again;  // harness faults: run once more, alone
-  // A lane is a job from its start until its worker hands the GPU's slot back: what follows, its
-  // files, teardown and kbx's comparisons, runs beside the lane's next job, which starts its
-  // CUDA, imports and small cases meanwhile (session 25 on the H200: jobs spent 2.1 s on average
-  // after the hand-back, two lanes' worth of a warm run, while the slot idled 30 s for want of a
-  // job ready to take it).
+  // With --finishing-jobs, a lane is a job from its start until its worker exits (or hands the
+  // GPU's slot back): what follows, kbx's comparisons (and the files and teardown), runs beside
+  // the lane's next job, which starts its CUDA, imports and small cases meanwhile (session 25 on
+  // the H200: jobs spent 2.1 s on average after the hand-back, two lanes' worth of a warm run,
+  // while the slot idled 30 s for want of a job ready to take it; session 26: 2.0 s on average
+  // from the exit to the verdict).
   LaneGate gate(ctx.lanes);
   auto lane = [&](size_t k) {
     while (true) {
@@ -394,7 +396,10 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
       try {
         const suite::Task& t = *tasks.at(c.task);
         trace_pipeline("job_start", c.task);
-        Attempt a = attempt(ctx, c, t, *item->refs, &id, k, [&hold] { hold.release(); });
+        Attempt a = attempt(ctx, c, t, *item->refs, &id, k, [&hold, &c] {
+          trace_pipeline("lane_free", c.task);
+          hold.release();
+        });
         trace_pipeline("job_end", c.task);
         const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
         // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)

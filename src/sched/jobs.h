@@ -75,9 +75,9 @@ struct JobContext {
   WarmParents& warm;
   const JobSettings& settings;
   int lanes = 1;
-  /// Jobs beyond `lanes` that may still be finishing (their files, kbx's comparisons) after
-  /// their worker handed the GPU's slot back: a lane is a job from its start to that hand-back
-  /// (LaneGate); --finishing-jobs on the GPU, 0 by default and on the CPU (no slot).
+  /// Jobs beyond `lanes` that may still be finishing: a lane is a job from its start until its
+  /// worker exited (finishing_from_exit: kbx's comparisons remain) or handed the GPU's slot back
+  /// (its files and teardown remain too) (LaneGate); --finishing-jobs, 0 by default.
   int finishing_jobs = 0;
   std::atomic<int> harness_errors{0};  ///< harness_error rows stored and lane faults
   /// --gpus: lane k runs its jobs on gpus[k % size] (one timing slot per GPU); empty: the GPU
@@ -88,6 +88,7 @@ struct JobContext {
   std::vector<int> slot_cpus;
   /// The warm parent of trusted workers (a job's judge forks from it); null: they start cold.
   WarmParents* trusted_warm = nullptr;
+  bool finishing_from_exit = true;  ///< --finishing-from exit, else handback (finishing_jobs)
 };
 
 /// The lanes of a run: at most `lanes` jobs hold one at a time, each from its start until it no

@@ -50,6 +50,9 @@ struct WorkerEnv {
   /// A candidate's worker handed the GPU's slot back for good (sandbox::Spawn::
   /// on_slot_handed_back): its lane may start the next job (jobs.h, LaneGate).
   std::function<void()> on_slot_handed_back;
+  /// A candidate's worker and every process of its job are gone; kbx's comparisons of its
+  /// outputs may remain: its lane may start the next job (--finishing-from exit).
+  std::function<void()> on_worker_exited;
   /// Every timed loop, not only a host-bound one, runs on a quiet host ($KBX_QUIET_TIMING=all:
   /// other jobs' GPU work outside the slot, their small cases, cannot overlap it either).
   bool quiet_all = false;

@@ -442,6 +442,24 @@ TEST_F(GpuSlotTest, SlotAtModeComesFromTheFlagThenTheEnvironment) {
   ::unsetenv("KBX_SLOT_AT");
 }
 
+TEST_F(GpuSlotTest, FinishingFromModeComesFromTheFlagThenTheEnvironment) {
+  ::unsetenv("KBX_FINISHING_FROM");
+  EXPECT_EQ(sched::finishing_from_mode(""), "exit");
+  EXPECT_EQ(sched::finishing_from_mode("handback"), "handback");
+  ::setenv("KBX_FINISHING_FROM", "handback", 1);
+  EXPECT_EQ(sched::finishing_from_mode(""), "handback");
+  EXPECT_EQ(sched::finishing_from_mode("exit"), "exit") << "the flag wins";
+  ::setenv("KBX_FINISHING_FROM", "verdict", 1);
+  try {
+    sched::finishing_from_mode("");
+    ADD_FAILURE() << "a bad mode was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KBX_FINISHING_FROM=verdict"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("exit or handback"), std::string::npos);
+  }
+  ::unsetenv("KBX_FINISHING_FROM");
+}
+
 TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
   ::unsetenv("KBX_QUIET_CPU_FIRST");
   EXPECT_EQ(sched::quiet_cpu_first_mode(), "") << "off until measured on a GPU";

@@ -1,6 +1,13 @@
 """kbx eval's tuning options for the pipeline (issue 14): documented in --help, and a value
 outside their range is refused before anything runs, naming the option."""
+import csv
+import io
+import os
+import pathlib
+
 import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("option,bad", [("--live-tasks", "0"), ("--reference-workers", "17")])
@@ -17,5 +24,61 @@ def test_a_pipeline_option_out_of_range_is_refused(kbx, tmp_path, option, bad):
 
 def test_the_pipeline_options_are_in_the_help(kbx):
     out = kbx("eval", "--help", check=True).stdout
-    for option in ("--jobs", "--reference-workers", "--live-tasks"):
+    for option in ("--jobs", "--reference-workers", "--live-tasks", "--finishing-jobs",
+                   "--finishing-from"):
         assert option in out
+
+
+def _trace(path):
+    """[(step, who)] of a pipeline trace (KBX_SLOT_TRACE), in time order."""
+    steps = []
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[2] == "pipeline":
+            steps.append((float(fields[0]), fields[1], fields[3]))
+    return [(step, who) for _, step, who in sorted(steps)]
+
+
+TASKS = ("Activation/relu", "Math/sub", "Math/mul")
+
+
+def _finishing_run(kbx, tmp_path, *options):
+    """Three tasks' references as candidates on one lane; (the pipeline trace, results CSV)."""
+    cands = tmp_path / "cands"
+    for task in TASKS:
+        (cands / task).parent.mkdir(parents=True, exist_ok=True)
+        (cands / f"{task}.py").write_text((ROOT / "tasks" / task / "reference.py").read_text())
+    trace = tmp_path / "trace.txt"
+    db = str(tmp_path / "k.db")
+    proc = kbx("eval", "--candidates", str(cands), "--device", "cpu", "--db", db, "--tasks",
+               ",".join(TASKS), "--jobs", "1", "--track", "any", "--method", "refs", *options,
+               env=dict(os.environ, KBX_SLOT_TRACE=str(trace)))
+    assert proc.returncode == 0, proc.stderr
+    rows = csv.DictReader(io.StringIO(kbx("results", "--db", db, "--format", "csv",
+                                          check=True).stdout))
+    return _trace(trace), {row["task"]: row["status"] for row in rows}
+
+
+def test_a_finishing_job_frees_its_lane_when_its_worker_exits(kbx, tmp_path):
+    """--finishing-jobs 1 --finishing-from exit: each job frees its one lane once its worker is
+    gone, before its verdict (kbx's comparisons run beside the next job); never two jobs before
+    that point at once, and every verdict as without it."""
+    steps, results = _finishing_run(kbx, tmp_path, "--finishing-jobs", "1", "--finishing-from",
+                                    "exit")
+    for task in TASKS:
+        order = [step for step, who in steps if who == task and step.startswith(("job", "lane"))]
+        assert order == ["job_start", "lane_free", "job_end"], (task, steps)
+    holding = 0
+    for step, _ in steps:
+        holding += {"job_start": 1, "lane_free": -1}.get(step, 0)
+        assert holding <= 1, steps
+    assert results == {task: "passed" for task in TASKS}, results
+
+
+def test_without_finishing_jobs_a_lane_is_a_job_until_its_verdict(kbx, tmp_path):
+    """The default: one thread a lane, so no job starts before the last one's verdict, whenever
+    its worker freed the lane."""
+    steps, results = _finishing_run(kbx, tmp_path)
+    lanes = [step for step, _ in steps if step in ("job_start", "job_end")]
+    assert lanes == ["job_start", "job_end"] * 3, steps
+    assert results == {task: "passed" for task in TASKS}, results
