@@ -3,7 +3,9 @@
 log written with KBX_DEBUG_TIMING=1 (plain or .gz): per job, the seconds from its spawn to its
 hello, from hello to its source check (`static`), from there to `cuda_next` (the job joins every
 hush from then on, session 27) and to `imported` (CUDA's start, `cuda_started` since session 27, and the
-candidate's import), from `imported` to `slot_wanted` (its small cases), and its worker's wall, slot wait and frozen time.
+candidate's import), from `imported` to `slot_wanted` (its small cases), its worker's wall, slot
+wait and frozen time, and `judging`: from the worker's end to kbx's verdict (kbx's comparisons of
+the outputs, mostly; with --finishing-from exit its lane's next job runs meanwhile).
 
     python3 bench/job_timelines.py run.log[.gz] [--by-category]
 
@@ -17,6 +19,9 @@ import statistics
 import sys
 
 TIMELINE = re.compile(r"^kbx: (\S+): timeline: before spawn [0-9.]+ s \| (.*)$")
+# The end of a timeline: the worker's exit and the pipes' close (seconds after the spawn), then
+# how long after that kbx had judged the job (its comparisons of the outputs, mostly)
+ENDS = re.compile(r"\| exited ([0-9.]+) \| pipes closed ([0-9.]+) \| judged \+([0-9.]+) s$")
 WORKER = re.compile(r"^kbx: (\S+): worker ([0-9.]+) s \(.*waiting for the slot ([0-9.]+) s, "
                     r"frozen ([0-9.]+) s\)")
 STEPS = [("spawn->hello", None, "hello"), ("hello->static", "hello", "static"),
@@ -54,7 +59,11 @@ def parse(path):
         for line in log:
             m = TIMELINE.match(line.rstrip("\n"))
             if m:
-                jobs.setdefault(m.group(1), {})["events"] = first_events(m.group(2))
+                job = jobs.setdefault(m.group(1), {})
+                job["events"] = first_events(m.group(2))
+                ends = ENDS.search(m.group(2))
+                if ends:
+                    job["exited"], _, job["judging"] = map(float, ends.groups())
                 continue
             m = WORKER.match(line)
             if m:
@@ -72,7 +81,7 @@ def figures(jobs):
             if end in ev and (start is None or start in ev):
                 values.append(ev[end] - (ev[start] if start else 0.0))
         rows.append((name, values))
-    for key in ("worker", "slot_wait", "frozen"):
+    for key in ("worker", "slot_wait", "frozen", "judging"):
         rows.append((key, [j[key] for j in jobs.values() if key in j]))
     return rows
 
