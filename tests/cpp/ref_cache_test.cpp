@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/util.h"
@@ -199,6 +200,35 @@ TEST(ReferenceCache, AnEntryWithoutItsWorthGoesFirst) {
   cache.store(next_key, next_job, worked(1.0));
   EXPECT_FALSE(fs::exists(dir.path() / "cache" / old_key));
   EXPECT_TRUE(fs::exists(dir.path() / "cache" / next_key / "ref" / "cases.json"));
+}
+
+// An entry's size is what its worth file says (no walk of its files on every store); one whose
+// worth file does not say it is measured by its files. Each case: an entry with 9000 bytes more
+// on disk than it was kept with, then another entry, under a cap that holds the two only at the
+// sizes they were kept with.
+TEST(ReferenceCache, AnEntrysSizeIsWhatItsWorthFileSaysElseItsFiles) {
+  for (const bool says_bytes : {true, false}) {
+    test::TempDir dir;
+    ReferenceCache cache(dir.path() / "cache", 5000);
+    const auto first_task = task_named("first"), second_task = task_named("second");
+    ReferenceJob first = computed_job(first_task, dir.path() / "work", 1000);
+    const std::string first_key = cache.key(first, "fp", true);
+    cache.store(first_key, first, worked(5.0));
+    const fs::path entry = dir.path() / "cache" / first_key;
+    ASSERT_TRUE(fs::exists(entry / "ref" / "cases.json"));
+    write_file(entry / "ref" / "later.ref.kbt", std::string(9000, 'x'));
+    if (!says_bytes) {
+      auto worth = nlohmann::json::parse(read_file(entry / "worth.json"));
+      worth.erase("bytes");
+      write_file(entry / "worth.json", worth.dump());
+    }
+    ReferenceJob second = computed_job(second_task, dir.path() / "work", 1000);
+    const std::string second_key = cache.key(second, "fp", true);
+    cache.store(second_key, second, worked(1.0));
+    EXPECT_EQ(fs::exists(entry), says_bytes)
+        << (says_bytes ? "sized by its worth file" : "sized by its files: over the cap");
+    EXPECT_TRUE(fs::exists(dir.path() / "cache" / second_key / "ref" / "cases.json"));
+  }
 }
 
 TEST(ReferenceCache, OffByOptionOrEnvironmentAndTheOptionBeforeTheEnvironment) {
