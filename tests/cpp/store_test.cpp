@@ -176,6 +176,41 @@ TEST(Store, TimingSamplesComeBackWithTheirCase) {
   EXPECT_EQ(rows[0].cases[0].eager_samples, (std::vector<double>{3.0, 3.0}));
 }
 
+// Several results of several runs, each case with samples of its own: each comes back with its
+// own, in the order they were stored, whichever results are asked for (one run, or the newest).
+TEST(Store, EachResultGetsItsOwnSamplesInOrder) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  const auto add = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
+  const auto sub = db.add_candidate({0, "m", "Math/sub", sha256_hex("2"), "2", ""});
+  const auto first_run = add_cuda_run(db), second_run = add_cuda_run(db);
+  auto with = [](store::Result r, std::vector<double> cand, std::vector<double> host) {
+    r.cases[0].cand_samples = std::move(cand);
+    r.cases[0].cand_host_samples = std::move(host);
+    store::CaseResult other = r.cases[0];
+    other.name = "another";
+    other.cand_samples = {r.cases[0].cand_samples.back() * 10};
+    r.cases.push_back(other);
+    return r;
+  };
+  db.add_result(with(result_for(first_run, add, "Math/add"), {9, 1, 5}, {0.5, 0.25, 0.125}));
+  db.add_result(with(result_for(first_run, sub, "Math/sub"), {4, 3}, {0.1, 0.2}));
+  db.add_result(with(result_for(second_run, add, "Math/add"), {7}, {0.7}));
+  const auto first = db.results("m", first_run);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].cases[0].cand_samples, (std::vector<double>{9, 1, 5}));
+  EXPECT_EQ(first[0].cases[0].cand_host_samples, (std::vector<double>{0.5, 0.25, 0.125}));
+  EXPECT_EQ(first[0].cases[1].cand_samples, (std::vector<double>{50}));
+  EXPECT_EQ(first[1].cases[0].cand_samples, (std::vector<double>{4, 3}));
+  EXPECT_EQ(first[1].cases[1].cand_samples, (std::vector<double>{30}));
+  EXPECT_EQ(first[1].cases[0].eager_samples, (std::vector<double>{3.0, 3.0}));
+  const auto newest = db.results("m", std::nullopt);  // add from the second run, sub from the first
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest[0].cases[0].cand_samples, (std::vector<double>{7}));
+  EXPECT_EQ(newest[0].cases[1].cand_samples, (std::vector<double>{70}));
+  EXPECT_EQ(newest[1].cases[0].cand_samples, (std::vector<double>{4, 3}));
+}
+
 TEST(Store, SchemaVersion1IsMigrated) {
   test::TempDir dir;
   const auto path = dir.path() / "old.db";
