@@ -68,3 +68,34 @@ def test_launches_through_a_compiled_handle_are_counted():
     assert counter.count == 0  # taking the handle launches nothing
     assert runner(1, 2) == ("launched", (4, 1, 1), (1, 2))
     assert counter.count == 1
+
+
+FREEZE_CANDIDATE = textwrap.dedent('''
+    import gc, json, os
+    FROZEN_AT_IMPORT = gc.get_freeze_count()
+
+    def scale(x, factor):
+        with open(os.path.join(os.path.dirname(__file__), "frozen.json"), "w") as f:
+            json.dump([FROZEN_AT_IMPORT, gc.get_freeze_count()], f)
+        return x * factor
+''')
+
+
+def test_the_workers_own_objects_are_frozen_while_the_candidate_runs(tmp_path):
+    """The objects the worker started with (in a real job, the warm parent's) are out of the
+    garbage collector's sight while the candidate runs, and back in it afterwards."""
+    out, ref_cases = run_reference(tmp_path, REFERENCE, "T/scale", "scale", ["small"])
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "scale.py").write_text(FREEZE_CANDIDATE)
+    cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
+              "call": e["call"], "out_prefix": str(job / e["case"])}
+             for e in ref_cases.values()]
+    import gc
+    assert gc.get_freeze_count() == 0
+    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(job / "scale.py"),
+                        "entry": "scale", "task_dir": str(tmp_path / "task"), "track": "any",
+                        "cases": cases, "time": False}, Events())
+    at_import, at_call = json.loads((job / "frozen.json").read_text())
+    assert at_import > 10000 and at_call >= at_import  # torch's objects, at least
+    assert gc.get_freeze_count() == 0
