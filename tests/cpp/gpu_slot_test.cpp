@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -406,58 +407,40 @@ TEST_F(GpuSlotTest, SlotCpuIsNearTheGpuAndOnePerGpu) {
   EXPECT_EQ(sched::slot_cpu_for("0", dir_ / "none", pci), usable.back());
 }
 
-TEST_F(GpuSlotTest, QuietTimingModeComesFromTheFlagThenTheEnvironment) {
-  ::unsetenv("KBX_QUIET_TIMING");
-  EXPECT_EQ(sched::quiet_timing_mode(""), "all");
-  EXPECT_EQ(sched::quiet_timing_mode("host-bound"), "host-bound");
-  ::setenv("KBX_QUIET_TIMING", "off", 1);
-  EXPECT_EQ(sched::quiet_timing_mode(""), "off");
-  EXPECT_EQ(sched::quiet_timing_mode("all"), "all") << "the flag wins";
-  ::setenv("KBX_QUIET_TIMING", "sometimes", 1);
+/// What a run mode of a flag and a variable must do (sched::mode_from): `fallback` with neither,
+/// the flag's value, the variable's when no flag, the flag over the variable, and a bad value of
+/// the variable refused naming it and the modes (`choices`, as the message lists them).
+struct ModeCase {
+  std::function<std::string(const std::string&)> mode;
+  const char* var;
+  std::string fallback, other, bad, choices;
+};
+
+void expect_mode_from_flag_then_environment(const ModeCase& c) {
+  ::unsetenv(c.var);
+  EXPECT_EQ(c.mode(""), c.fallback) << c.var;
+  EXPECT_EQ(c.mode(c.other), c.other) << c.var;
+  ::setenv(c.var, c.other.c_str(), 1);
+  EXPECT_EQ(c.mode(""), c.other) << c.var;
+  EXPECT_EQ(c.mode(c.fallback), c.fallback) << c.var << ": the flag wins";
+  ::setenv(c.var, c.bad.c_str(), 1);
   try {
-    sched::quiet_timing_mode("");
-    ADD_FAILURE() << "a bad mode was taken";
+    c.mode("");
+    ADD_FAILURE() << c.var << ": a bad mode was taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("KBX_QUIET_TIMING=sometimes"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("host-bound, all or off"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(std::string(c.var) + "=" + c.bad), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(c.choices), std::string::npos) << e.what();
   }
-  ::unsetenv("KBX_QUIET_TIMING");
+  ::unsetenv(c.var);
 }
 
-TEST_F(GpuSlotTest, SlotAtModeComesFromTheFlagThenTheEnvironment) {
-  ::unsetenv("KBX_SLOT_AT");
-  EXPECT_EQ(sched::slot_at_mode(""), "call");
-  EXPECT_EQ(sched::slot_at_mode("launch"), "launch");
-  ::setenv("KBX_SLOT_AT", "launch", 1);
-  EXPECT_EQ(sched::slot_at_mode(""), "launch");
-  EXPECT_EQ(sched::slot_at_mode("call"), "call") << "the flag wins";
-  ::setenv("KBX_SLOT_AT", "whenever", 1);
-  try {
-    sched::slot_at_mode("");
-    ADD_FAILURE() << "a bad mode was taken";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("KBX_SLOT_AT=whenever"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("call or launch"), std::string::npos);
-  }
-  ::unsetenv("KBX_SLOT_AT");
-}
-
-TEST_F(GpuSlotTest, FinishingFromModeComesFromTheFlagThenTheEnvironment) {
-  ::unsetenv("KBX_FINISHING_FROM");
-  EXPECT_EQ(sched::finishing_from_mode(""), "exit");
-  EXPECT_EQ(sched::finishing_from_mode("handback"), "handback");
-  ::setenv("KBX_FINISHING_FROM", "handback", 1);
-  EXPECT_EQ(sched::finishing_from_mode(""), "handback");
-  EXPECT_EQ(sched::finishing_from_mode("exit"), "exit") << "the flag wins";
-  ::setenv("KBX_FINISHING_FROM", "verdict", 1);
-  try {
-    sched::finishing_from_mode("");
-    ADD_FAILURE() << "a bad mode was taken";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("KBX_FINISHING_FROM=verdict"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("exit or handback"), std::string::npos);
-  }
-  ::unsetenv("KBX_FINISHING_FROM");
+TEST_F(GpuSlotTest, RunModesComeFromTheFlagThenTheEnvironment) {
+  expect_mode_from_flag_then_environment({sched::quiet_timing_mode, "KBX_QUIET_TIMING", "all",
+                                          "host-bound", "sometimes", "host-bound, all or off"});
+  expect_mode_from_flag_then_environment(
+      {sched::slot_at_mode, "KBX_SLOT_AT", "call", "launch", "whenever", "call or launch"});
+  expect_mode_from_flag_then_environment({sched::finishing_from_mode, "KBX_FINISHING_FROM", "exit",
+                                          "handback", "verdict", "exit or handback"});
 }
 
 TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {

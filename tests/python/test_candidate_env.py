@@ -2,6 +2,7 @@
 the H200: the references of the conv2d tasks, submitted as candidates, ran cuDNN in TF32,
 PyTorch's default, and failed their own tasks' contract)."""
 
+import gc
 import json
 import textwrap
 
@@ -32,22 +33,29 @@ CANDIDATE = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("tf32", [False, True])
-def test_the_candidate_sees_the_tasks_tf32_rule(tmp_path, tf32):
+def _run_candidate(tmp_path, source, **request):
+    """Runs `source` as the candidate of REFERENCE's task on the CPU, in this process; returns
+    its job folder."""
     out, ref_cases = run_reference(tmp_path, REFERENCE, "T/scale", "scale", ["small"])
-    task = tmp_path / "task"
     job = tmp_path / "job"
     job.mkdir()
-    (job / "scale.py").write_text(CANDIDATE)
+    (job / "scale.py").write_text(source)
     cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
               "call": e["call"], "out_prefix": str(job / e["case"])}
              for e in ref_cases.values()]
+    candidate_mode.run(dict({"mode": "candidate", "device": "cpu",
+                             "candidate": str(job / "scale.py"), "entry": "scale",
+                             "task_dir": str(tmp_path / "task"), "track": "any", "cases": cases,
+                             "time": False}, **request), Events())
+    return job
+
+
+@pytest.mark.parametrize("tf32", [False, True])
+def test_the_candidate_sees_the_tasks_tf32_rule(tmp_path, tf32):
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = not tf32
     try:
-        candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(job / "scale.py"),
-                            "entry": "scale", "task_dir": str(task), "track": "any", "cases": cases,
-                            "time": False, "tf32": tf32}, Events())
+        job = _run_candidate(tmp_path, CANDIDATE, tf32=tf32)
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
     assert json.loads((job / "switches.json").read_text()) == [tf32, tf32]
@@ -84,18 +92,8 @@ FREEZE_CANDIDATE = textwrap.dedent('''
 def test_the_workers_own_objects_are_frozen_while_the_candidate_runs(tmp_path):
     """The objects the worker started with (in a real job, the warm parent's) are out of the
     garbage collector's sight while the candidate runs, and back in it afterwards."""
-    out, ref_cases = run_reference(tmp_path, REFERENCE, "T/scale", "scale", ["small"])
-    job = tmp_path / "job"
-    job.mkdir()
-    (job / "scale.py").write_text(FREEZE_CANDIDATE)
-    cases = [{"name": e["case"], "tier": e["tier"], "inputs": str(out / f"{e['case']}.in.kbt"),
-              "call": e["call"], "out_prefix": str(job / e["case"])}
-             for e in ref_cases.values()]
-    import gc
     assert gc.get_freeze_count() == 0
-    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(job / "scale.py"),
-                        "entry": "scale", "task_dir": str(tmp_path / "task"), "track": "any",
-                        "cases": cases, "time": False}, Events())
+    job = _run_candidate(tmp_path, FREEZE_CANDIDATE)
     at_import, at_call = json.loads((job / "frozen.json").read_text())
     assert at_import > 10000 and at_call >= at_import  # torch's objects, at least
     assert gc.get_freeze_count() == 0
