@@ -9,6 +9,7 @@ import gc
 import functools
 import os
 import random
+import select
 import sys
 import threading
 import time
@@ -545,6 +546,21 @@ def _slot_pipes(channel):
     return channel._in.fileno(), channel._out.fileno()
 
 
+def _slot_answer(channel, wait):
+    """Reads the supervisor's "go" after a "slot_wanted" (--slot-at early): True once read;
+    False when not there yet and not `wait`. Exits when the pipe closed or said anything else,
+    as proto.Channel.wait_for_slot does. Here, not in proto.py: the reference worker never asks
+    early (sched::worker_sources_hash)."""
+    own = getattr(channel, "slot_answer", None)  # a test's stand-in answers itself
+    if own is not None:
+        return own(wait)
+    if not wait and not select.select([channel._in.fileno()], [], [], 0)[0]:
+        return False
+    if channel._in.readline().strip() != "go":
+        raise SystemExit(3)
+    return True
+
+
 def _join_quiet_host(channel):
     """Tells the supervisor that CUDA starts next (then the candidate's code runs): from here on
     every other job's timed loop freezes this one (sandbox::Spawn::cpu_only_until_cuda); before,
@@ -570,11 +586,15 @@ class SlotWait:
     torch.compile graph for new shapes, a Triton kernel's new specialization) runs beside the
     other jobs, what it launches (an autotuner's trials too) holds the slot as before."""
 
-    def __init__(self, channel, wanted, probe=None):
+    def __init__(self, channel, wanted, probe=None, early=False):
         self.channel, self.wanted, self.held = channel, wanted, False
         self.probe = probe if wanted else None
         self.prefetched = False
         self.armed = False
+        # --slot-at early: asked for during the edge and small cases (ask()), taken between them
+        # when it came (granted()) or before the first full-size case (take())
+        self.early = early
+        self.asked = False
 
     @property
     def at_launch(self):
@@ -582,8 +602,23 @@ class SlotWait:
 
     def take(self):
         if self.wanted and not self.held:
-            self.channel.wait_for_slot()
+            if self.asked:
+                _slot_answer(self.channel, wait=True)  # asked already: its "go"
+            else:
+                self.channel.wait_for_slot()
             self.held = True
+
+    def ask(self):
+        """Asks for the slot without waiting for it (--slot-at early)."""
+        if self.wanted and not self.held and not self.asked:
+            self.channel.send("slot_wanted")
+            self.asked = True
+
+    def granted(self):
+        """Whether the slot asked for is this job's now (its "go" read, not waited for)."""
+        if self.asked and not self.held and _slot_answer(self.channel, wait=False):
+            self.held = True
+        return self.held
 
     def arm(self):
         """Before a full-size call (its inputs built): the probe asks for the slot at the call's
@@ -782,7 +817,8 @@ def _run(request, channel):
     # --slot-at launch: the probe asks at a full-size call's first GPU work (an inert probe, on
     # the CPU or without CUPTI, arms nothing: the slot is taken before the call).
     at_launch = request.get("slot_at") == "launch"
-    slot = SlotWait(channel, bool(request.get("gpu_slot")), LaunchSlotProbe() if at_launch else None)
+    slot = SlotWait(channel, bool(request.get("gpu_slot")), LaunchSlotProbe() if at_launch else None,
+                    early=request.get("slot_at") == "early")
     held = HeldReports(channel) if slot.wanted else None
     try:
         _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held)
@@ -793,22 +829,33 @@ def _run(request, channel):
     return 0
 
 
+FULL_TIERS = ("full", "fresh")
+# --slot-at early: the slot is asked for after this many edge and small cases (the candidate
+# imported, its first kernels compiled), and taken between the later ones.
+EARLY_ASK_AFTER = 1
+
+
 def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held):
     """The cases in order, then the full ones' timed loops; the full-size work holds the slot
-    (its files and reports wait in `held`)."""
+    (its files and reports wait in `held`). With --slot-at early the slot is asked for after
+    EARLY_ASK_AFTER edge and small cases and taken between the later ones: those left when it
+    came run after its hand-back."""
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
-    kept_bytes = 0
-    for case in request["cases"]:
-        if case.get("fresh_of") and will_time:
-            continue  # runs right after its base case is timed
-        full_size = case["tier"] in ("full", "fresh")
+    kept_bytes = [0]
+
+    def prefetch():
+        if slot.wanted and not slot.held and not slot.prefetched:
+            inputs.prefetch(_slot_cases(request["cases"], twins), PREFETCH_BYTES,
+                            _twins_with_decoys(request["cases"], twins))
+            slot.prefetched = True
+
+    def run_one(case):
+        """Runs one case; False when the job ends here."""
+        full_size = case["tier"] in FULL_TIERS
         arm = None
         if full_size:
-            if slot.wanted and not slot.held and not slot.prefetched:
-                inputs.prefetch(_slot_cases(request["cases"], twins), PREFETCH_BYTES,
-                                _twins_with_decoys(request["cases"], twins))
-                slot.prefetched = True
+            prefetch()
             # At its first GPU work when its inputs are built; else now (they are built under it,
             # as the prefetch's memory bound wants).
             if slot.at_launch and not slot.held and case["name"] in inputs.ready:
@@ -820,25 +867,44 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
             tensors, inputs_from = inputs.get(case)
         except (InputsUnavailable, InputsOutOfMemory) as exc:
             _fail(channel, "inputs", exc, case=case["name"])
-            if isinstance(exc, InputsOutOfMemory):
-                return  # its verdict is oom (the job runs again alone where others ran beside)
-            continue
+            # oom: its verdict (the job runs again alone where others ran beside)
+            return not isinstance(exc, InputsOutOfMemory)
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
         pristine = {k: v.detach().clone() for k, v in tensors.items()}
         if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
                             held if full_size else None, slot=arm, read_s=read_s,
                             inputs_from=inputs_from):
-            if _last_failure["kind"] in _GO_ON_AFTER:
-                continue
-            return
+            return _last_failure["kind"] in _GO_ON_AFTER
         if case["tier"] == "full":
             # its untouched values too (the timer loads them again), while they are small beside
             # the GPU's memory; else the timer makes them again
             size = tensorio.named_bytes(pristine)
-            keep = kept_bytes + size <= KEEP_ORIGINALS_BYTES
-            kept_bytes += size if keep else 0
+            keep = kept_bytes[0] + size <= KEEP_ORIGINALS_BYTES
+            kept_bytes[0] += size if keep else 0
             timed.append((case, args, kwargs, tensors, pristine if keep else None))
+        return True
+
+    # a fresh twin runs right after its base case is timed
+    cases = [c for c in request["cases"] if not (c.get("fresh_of") and will_time)]
+    later = []
+    if slot.early and slot.wanted:
+        small = [c for c in cases if c["tier"] not in FULL_TIERS]
+        ran = 0
+        for case in small:
+            if ran >= EARLY_ASK_AFTER and not slot.asked:
+                prefetch()  # the full-size inputs built before the slot, as at the call
+                slot.ask()
+            if slot.granted():
+                break
+            if not run_one(case):
+                return
+            ran += 1
+        later = small[ran:]
+        cases = [c for c in cases if c["tier"] in FULL_TIERS]
+    for case in cases:
+        if not run_one(case):
+            return
     if will_time and timed:
         slot.take()
         timer = CudaTimer(device, **request.get("timer", {}))
@@ -855,4 +921,13 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                 _fail(channel, "inputs", exc, case=case["name"])
                 timed_ok = False
             if not timed_ok:
+                return
+    if later:
+        # --slot-at early: the slot came before these; they run after its hand-back (the full
+        # cases' files written and reported first), beside the other jobs as before it
+        slot.hand_back()
+        if held is not None:
+            held.release()
+        for case in later:
+            if not run_one(case):
                 return

@@ -395,8 +395,11 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "first full-size call) or launch (at that call's first GPU work, with the "
                    "CUPTI probe: what it compiles first, torch.compile's graphs or a Triton "
                    "kernel's new specialization, runs beside the other jobs; its launches, an "
-                   "autotuner's trials too, hold the slot) (default: $KBX_SLOT_AT, else call)")
-      ->check(CLI::IsMember({"call", "launch"}));
+                   "autotuner's trials too, hold the slot) or early (after its first edge or "
+                   "small case, taken between the later ones, which run after the slot's "
+                   "hand-back: no slot idle while the next job finishes its small cases) "
+                   "(default: $KBX_SLOT_AT, else call)")
+      ->check(CLI::IsMember({"call", "launch", "early"}));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "

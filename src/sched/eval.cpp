@@ -226,7 +226,7 @@ std::string quiet_timing_mode(const std::string& flag) {
 }
 
 std::string slot_at_mode(const std::string& flag) {
-  return mode_from(flag, "KBX_SLOT_AT", "call", {"call", "launch"}, "slot");
+  return mode_from(flag, "KBX_SLOT_AT", "call", {"call", "launch", "early"}, "slot");
 }
 
 std::string finishing_from_mode(const std::string& flag) {
@@ -316,14 +316,17 @@ int run_eval(const EvalOptions& options) {
     if (quiet != "off") env.quiet = &quiet_room;
     env.quiet_all = quiet == "all";
     if (quiet != "all") say("quiet timing: " + quiet);
-    env.slot_at_launch = slot_at == "launch";
+    env.slot_at = slot_at;
     env.quiet_cpu_first = quiet_cpu_first_mode();
     if (!env.quiet_cpu_first.empty()) {
       say("quiet timing: candidates' jobs frozen only for host-bound calls until their " +
           std::string(env.quiet_cpu_first == "cuda" ? "CUDA starts" : "CUDA context is made") +
           " ($KBX_QUIET_CPU_FIRST=" + env.quiet_cpu_first + ")");
     }
-    if (env.slot_at_launch) say("timing slot: asked for at a full-size call's first GPU work");
+    if (slot_at == "launch") say("timing slot: asked for at a full-size call's first GPU work");
+    if (slot_at == "early") {
+      say("timing slot: asked for after a candidate's first small case, taken between the others");
+    }
     // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
     // the references' (they run on the first GPU).
     const std::vector<std::string> slot_gpus =

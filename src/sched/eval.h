@@ -42,8 +42,8 @@ struct EvalOptions {
   /// Which timed loops run on a quiet host (sandbox/quiet.h): "host-bound", "all" or "off";
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
-  /// When a candidate asks for the GPU's timing slot (worker.h, WorkerEnv::slot_at_launch):
-  /// "call" or "launch"; empty: $KBX_SLOT_AT, else "call".
+  /// When a candidate asks for the GPU's timing slot (worker.h, WorkerEnv::slot_at): "call",
+  /// "launch" or "early"; empty: $KBX_SLOT_AT, else "call".
   std::string slot_at;
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
@@ -101,7 +101,7 @@ std::string quiet_cpu_first_mode();
 std::string finishing_from_mode(const std::string& flag);
 
 /// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";
-/// throws naming the variable and the modes when it is neither call nor launch.
+/// throws naming the variable and the modes when it is none of call, launch and early.
 std::string slot_at_mode(const std::string& flag);
 
 /// The most jobs a GPU of that much memory takes at once when --jobs is not given: 32 GiB kept

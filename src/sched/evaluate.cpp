@@ -533,7 +533,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   if (env.device == "cuda") {
     slot.emplace(worker_gpu(env), "candidate " + task.id());
     request["gpu_slot"] = true;
-    if (env.slot_at_launch && !env.probe_lib.empty()) request["slot_at"] = "launch";
+    if (env.slot_at == "early" || (env.slot_at == "launch" && !env.probe_lib.empty())) {
+      request["slot_at"] = env.slot_at;
+    }
     // Until its CUDA starts the worker runs kbx's code alone, CPU work that a timed loop which
     // only queues GPU work need not freeze (sandbox::Spawn::cpu_only_until_cuda).
     if (env.quiet != nullptr && !env.quiet_cpu_first.empty()) {

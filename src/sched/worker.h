@@ -56,10 +56,12 @@ struct WorkerEnv {
   /// Every timed loop, not only a host-bound one, runs on a quiet host ($KBX_QUIET_TIMING=all:
   /// other jobs' GPU work outside the slot, their small cases, cannot overlap it either).
   bool quiet_all = false;
-  /// A candidate's full-size call whose inputs are built asks for the GPU's slot at its first
-  /// GPU work (the probe's launch callback), not before the call (--slot-at launch): what it
-  /// compiles first runs beside the other jobs.
-  bool slot_at_launch = false;
+  /// When a candidate asks for the GPU's slot (--slot-at): "call" (before its first full-size
+  /// call), "launch" (a full-size call whose inputs are built asks at its first GPU work, the
+  /// probe's launch callback: what it compiles first runs beside the other jobs) or "early"
+  /// (after its first edge or small case, taking it between the later ones: the rest run after
+  /// its hand-back).
+  std::string slot_at = "call";
   /// Until when a candidate's job is frozen only by host-bound calls' hushes
   /// (sandbox::Spawn::cpu_only_until_cuda): "cuda" (its worker's CUDA starts), "context" (its
   /// CUDA context made, the candidate's import next: an experiment) or "" (never: frozen from

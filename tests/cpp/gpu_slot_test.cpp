@@ -438,7 +438,7 @@ TEST_F(GpuSlotTest, RunModesComeFromTheFlagThenTheEnvironment) {
   expect_mode_from_flag_then_environment({sched::quiet_timing_mode, "KBX_QUIET_TIMING", "all",
                                           "host-bound", "sometimes", "host-bound, all or off"});
   expect_mode_from_flag_then_environment(
-      {sched::slot_at_mode, "KBX_SLOT_AT", "call", "launch", "whenever", "call or launch"});
+      {sched::slot_at_mode, "KBX_SLOT_AT", "call", "early", "whenever", "call, launch or early"});
   expect_mode_from_flag_then_environment({sched::finishing_from_mode, "KBX_FINISHING_FROM", "exit",
                                           "handback", "verdict", "exit or handback"});
 }
@@ -505,6 +505,33 @@ TEST_F(GpuSlotTest, TheWaitIsNotTheWorkersTime) {
   EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
   ASSERT_EQ(o.events.size(), 3u);
   EXPECT_GT(o.slot_wait_seconds, 1.0);
+}
+
+// --slot-at early: a worker asks, goes on writing events (its small cases) while another holds
+// the slot, and reads "go" later. The supervisor keeps reading its events meanwhile and grants
+// the slot when it is free; what came before the grant is counted as such.
+TEST_F(GpuSlotTest, AWorkerThatAskedEarlyGoesOnUntilItReadsGo) {
+  sched::GpuSlot holder("0"), slot("0");
+  holder.acquire();
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    holder.release();
+  });
+  auto s = slot_worker(&slot);
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; "
+            "for i in 1 2 3 4 5 6; do echo '{\"ev\":\"case\"}' >&4; sleep 0.1; done; "
+            "read go <&3; echo \"{\\\"ev\\\":\\\"work\\\",\\\"go\\\":\\\"$go\\\"}\" >&4; "
+            "echo '{\"ev\":\"done\"}' >&4"};
+  auto o = sandbox::run(s);
+  release.join();
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.describe();
+  ASSERT_EQ(o.events.size(), 9u) << o.describe();
+  EXPECT_EQ(o.events[7].value("go", ""), "go");
+  // granted about 0.3 s in, while it was writing its case events, before it read "go"
+  EXPECT_GE(o.slot_granted_after, 2);
+  EXPECT_LE(o.slot_granted_after, 7);
+  EXPECT_GT(o.slot_wait_seconds, 0.2);
 }
 
 TEST_F(GpuSlotTest, AWorkerThatNeverAsksNeverHoldsIt) {

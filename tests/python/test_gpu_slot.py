@@ -590,3 +590,107 @@ def test_cuda_next_waits_for_ok_on_the_channel_and_exits_on_a_closed_pipe():
     with pytest.raises(SystemExit) as ended:
         candidate_mode._join_quiet_host(channel)
     assert ended.value.code == 3
+
+
+# --slot-at early: the slot is asked for after the first edge or small case and taken between
+# the later ones; those left when it came run after its hand-back (session 28: in three GPU runs
+# of the 184 references the slot sat idle 30-40 s, 70-85% of it while the job that took it next
+# was running its small cases, bench/slot_idle_who.py).
+
+EARLY_REFERENCE = textwrap.dedent('''
+    import torch
+    from kbx_worker.casegen import Case
+
+    def scale(x, factor):
+        return x * factor
+
+    def cases():
+        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+                Case("small_two", "small", lambda c: ((c.randn(5), 0.5), {})),
+                Case("small_three", "small", lambda c: ((c.randn(3), 1.5), {})),
+                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+''')
+
+
+class EarlySlotEvents(Events):
+    """The channel stand-in of --slot-at early: the supervisor's "go" is there at the `go_at`-th
+    look without waiting (never: None), and always when waited for."""
+
+    def __init__(self, go_at):
+        super().__init__()
+        self.go_at, self.looks, self.waits = go_at, 0, 0
+
+    def slot_answer(self, wait):
+        if wait:
+            self.waits += 1
+            return True
+        self.looks += 1
+        return self.go_at is not None and self.looks >= self.go_at
+
+    asked_at_call = 0
+
+    def wait_for_slot(self):  # proto.Channel's: asks, then waits
+        self.asked_at_call += 1
+        self.send("slot_wanted")
+
+
+def _early_order(events):
+    return [e["ev"] if e["ev"] != "case" else e["case"] for e in events
+            if e["ev"] in ("case", "slot_wanted", "slot_done")]
+
+
+def test_early_the_slot_is_asked_after_the_first_small_case_and_the_rest_wait_for_its_end(
+        tmp_path):
+    request = dict(_request(tmp_path, True, reference=EARLY_REFERENCE), slot_at="early")
+    events = EarlySlotEvents(go_at=1)  # there at the first look, before small_two
+    candidate_mode.run(request, events)
+    assert _early_order(events.events) == ["small_one", "slot_wanted", "slot_done", "perf_one",
+                                           "small_two", "small_three"]
+    assert events.waits == 0
+
+
+def test_early_without_go_the_small_cases_run_then_the_slot_is_waited_for(tmp_path):
+    request = dict(_request(tmp_path, True, reference=EARLY_REFERENCE), slot_at="early")
+    events = EarlySlotEvents(go_at=None)
+    candidate_mode.run(request, events)
+    assert _early_order(events.events) == ["small_one", "slot_wanted", "small_two", "small_three",
+                                           "slot_done", "perf_one"]
+    assert events.looks == 2 and events.waits == 1  # before small_two and small_three; then waited
+
+
+def test_early_gives_the_same_outputs_as_asking_at_the_call(tmp_path):
+    early = dict(_request(tmp_path / "early", True, reference=EARLY_REFERENCE), slot_at="early")
+    at_call = _request(tmp_path / "call", True, reference=EARLY_REFERENCE)
+    candidate_mode.run(early, EarlySlotEvents(go_at=2))
+    candidate_mode.run(at_call, SlotEvents())
+    for case in ("small_one", "small_two", "small_three", "perf_one"):
+        assert (tmp_path / "early" / "job" / f"{case}.cand.kbt").read_bytes() == (
+            tmp_path / "call" / "job" / f"{case}.cand.kbt").read_bytes(), case
+
+
+def test_early_with_one_small_case_asks_at_the_call(tmp_path):
+    """Nothing to overlap: a job of one small case asks before its first full case, as without
+    early, and waits there."""
+    base = _request(tmp_path, True)
+    request = dict(base, slot_at="early",
+                   cases=[c for c in base["cases"] if c["name"] != "small_two"])
+    events = EarlySlotEvents(go_at=1)
+    candidate_mode.run(request, events)
+    assert _early_order(events.events) == ["small_one", "slot_wanted", "slot_done", "perf_one"]
+    assert events.looks == 0 and events.asked_at_call == 1
+
+
+def test_the_early_answer_is_read_without_waiting_on_a_real_channel():
+    channel, req_w, ev_r = _channel_pair()
+    os.write(req_w, b'{"mode": "candidate"}\n')
+    channel.read_request()
+    assert candidate_mode._slot_answer(channel, wait=False) is False  # not there yet
+    os.write(req_w, b"go\n")
+    assert candidate_mode._slot_answer(channel, wait=False) is True
+    os.write(req_w, b"no\n")
+    with pytest.raises(SystemExit) as ended:
+        candidate_mode._slot_answer(channel, wait=False)
+    assert ended.value.code == 3
+    os.close(req_w)
+    with pytest.raises(SystemExit):
+        candidate_mode._slot_answer(channel, wait=True)  # the supervisor ended the job

@@ -18,4 +18,6 @@ echo "GPU memory used, MiB: max $(sort -n $OUT/gpu-mem.txt | tail -1)"
 gzip -f $OUT/gpu-mem.txt
 rm -rf /tmp/tl && mkdir -p /tmp/tl && tar xzf $OUT/call1-warm.tgz -C /tmp/tl
 python3 bench/job_timelines.py /tmp/tl/warm/profile/profile.log.gz | tee $OUT/job-timelines.txt
+# (added in session 28) what the next holder did while the slot sat idle
+python3 bench/slot_idle_who.py /tmp/tl/warm/slot-trace.txt.gz /tmp/tl/warm/profile/profile.log.gz | tee $OUT/slot-idle-who.txt
 rm -f $OUT/warm.db
