@@ -888,7 +888,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
     # a fresh twin runs right after its base case is timed
     cases = [c for c in request["cases"] if not (c.get("fresh_of") and will_time)]
     later = []
-    if slot.early and slot.wanted:
+    if slot.early and slot.wanted and any(c["tier"] in FULL_TIERS for c in cases):
         small = [c for c in cases if c["tier"] not in FULL_TIERS]
         ran = 0
         for case in small:

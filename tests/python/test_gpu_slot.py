@@ -694,3 +694,11 @@ def test_the_early_answer_is_read_without_waiting_on_a_real_channel():
     os.close(req_w)
     with pytest.raises(SystemExit):
         candidate_mode._slot_answer(channel, wait=True)  # the supervisor ended the job
+
+
+def test_early_asks_nothing_without_full_cases(tmp_path):
+    base = dict(_request(tmp_path, True, reference=EARLY_REFERENCE), slot_at="early")
+    request = dict(base, cases=[c for c in base["cases"] if c["tier"] != "full"])
+    events = EarlySlotEvents(go_at=1)
+    candidate_mode.run(request, events)
+    assert _early_order(events.events) == ["small_one", "small_two", "small_three"]
