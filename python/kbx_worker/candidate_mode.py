@@ -5,8 +5,8 @@ and the supervisor compares them with the reference's, which another process pro
 """
 
 import ctypes
-import gc
 import functools
+import gc
 import os
 import random
 import select
@@ -584,7 +584,9 @@ class SlotWait:
     With `probe` (`--slot-at launch`), a full-size call whose inputs are built asks for it at its
     first GPU work instead (the probe's launch callback): what it compiles first (a
     torch.compile graph for new shapes, a Triton kernel's new specialization) runs beside the
-    other jobs, what it launches (an autotuner's trials too) holds the slot as before."""
+    other jobs, what it launches (an autotuner's trials too) holds the slot as before. With
+    `early` (`--slot-at early`) it is asked for during the edge and small cases and taken
+    between them (_run_cases)."""
 
     def __init__(self, channel, wanted, probe=None, early=False):
         self.channel, self.wanted, self.held = channel, wanted, False
