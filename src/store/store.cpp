@@ -200,6 +200,16 @@ void read_grades(sqlite3* db, Result& r) {
   }
 }
 
+/// A case's series of timing samples, by their `who` in the samples table (written and read by
+/// the same names; a name not here is read as the candidate's).
+constexpr std::pair<const char*, std::vector<double> CaseResult::*> kSampleSeries[] = {
+    {"candidate", &CaseResult::cand_samples},
+    {"eager", &CaseResult::eager_samples},
+    {"candidate_events", &CaseResult::cand_event_samples},
+    {"eager_events", &CaseResult::eager_event_samples},
+    {"candidate_host", &CaseResult::cand_host_samples},
+    {"compile", &CaseResult::compile_samples}};
+
 constexpr const char* kRunColumns =
     "id, run_key, method, device, track, seed, started_at, finished_at, settings, environment, "
     "kbx_version";
@@ -436,16 +446,12 @@ std::int64_t Store::add_result(const Result& r) {
              "VALUES(?,?,?,?,?)");
       g.bind(1, id).bind(2, k.name).bind(3, static_cast<std::int64_t>(k.in_kbx));
       g.bind(4, static_cast<std::int64_t>(k.values_ok)).bind(5, k.glue_share).step();
-      for (const auto& [who, samples] :
-           {std::pair{"candidate", &k.cand_samples}, std::pair{"eager", &k.eager_samples},
-            std::pair{"candidate_events", &k.cand_event_samples},
-            std::pair{"eager_events", &k.eager_event_samples},
-            std::pair{"candidate_host", &k.cand_host_samples},
-            std::pair{"compile", &k.compile_samples}}) {
-        for (size_t i = 0; i < samples->size(); ++i) {
+      for (const auto& [who, series] : kSampleSeries) {
+        const std::vector<double>& samples = k.*series;
+        for (size_t i = 0; i < samples.size(); ++i) {
           smp.reset();
           smp.bind(1, id).bind(2, k.name).bind(3, std::string(who));
-          smp.bind(4, static_cast<std::int64_t>(i)).bind(5, (*samples)[i]).step();
+          smp.bind(4, static_cast<std::int64_t>(i)).bind(5, samples[i]).step();
         }
       }
     }
@@ -505,28 +511,20 @@ void read_samples(sqlite3* db, std::vector<Result>& results) {
   Stmt smp(db,
            "SELECT result_id, case_name, who, ms FROM samples "
            "ORDER BY result_id, case_name, who, idx");
-  Result* r = nullptr;
-  std::int64_t current = 0;
   while (smp.step()) {
-    const std::int64_t id = smp.integer(0);
-    if (r == nullptr || id != current) {
-      const auto found = by_id.find(id);
-      r = found == by_id.end() ? nullptr : found->second;
-      current = id;
-      if (r == nullptr) continue;  // a result not asked for
-    }
+    const auto found = by_id.find(smp.integer(0));
+    if (found == by_id.end()) continue;  // a result not asked for
+    Result& r = *found->second;
     const std::string name = smp.text(1);
-    auto it = std::find_if(r->cases.begin(), r->cases.end(),
+    auto it = std::find_if(r.cases.begin(), r.cases.end(),
                            [&](const CaseResult& k) { return k.name == name; });
-    if (it == r->cases.end()) continue;
+    if (it == r.cases.end()) continue;
     const std::string who = smp.text(2);
-    auto& dest = who == "eager"              ? it->eager_samples
-                 : who == "candidate_events" ? it->cand_event_samples
-                 : who == "eager_events"     ? it->eager_event_samples
-                 : who == "candidate_host"   ? it->cand_host_samples
-                 : who == "compile"          ? it->compile_samples
-                                             : it->cand_samples;
-    dest.push_back(smp.real(3));
+    std::vector<double> CaseResult::*dest = &CaseResult::cand_samples;
+    for (const auto& [series_who, series] : kSampleSeries) {
+      if (who == series_who) dest = series;
+    }
+    ((*it).*dest).push_back(smp.real(3));
   }
 }
 
