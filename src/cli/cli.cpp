@@ -389,7 +389,7 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "job's GPU or CPU work overlaps a timed loop), host-bound (only calls that "
                    "wait on the host inside, as masked_select's: more work done meanwhile, "
                    "noisier timings) or off (default: $KBX_QUIET_TIMING, else all)")
-      ->check(CLI::IsMember({"host-bound", "all", "off"}));
+      ->check(CLI::IsMember(sched::kQuietTimingModes));
   eval->add_option("--slot-at", ev.slot_at,
                    "when a candidate asks for the GPU's timing slot (cuda): call (before its "
                    "first full-size call) or launch (at that call's first GPU work, with the "
@@ -399,7 +399,7 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "small case, taken between the later ones, which run after the slot's "
                    "hand-back: no slot idle while the next job finishes its small cases) "
                    "(default: $KBX_SLOT_AT, else call)")
-      ->check(CLI::IsMember({"call", "launch", "early"}));
+      ->check(CLI::IsMember(sched::kSlotAtModes));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "
@@ -424,7 +424,7 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "when a finishing job frees its lane: exit (its worker's processes are gone) "
                    "or handback (cuda: it handed the GPU's timing slot back) (default: "
                    "$KBX_FINISHING_FROM, else exit)")
-      ->check(CLI::IsMember({"exit", "handback"}));
+      ->check(CLI::IsMember(sched::kFinishingFromModes));
   eval->add_option(
       "--jobs", ev.jobs,
       "candidates evaluated at once (default: on cuda three quarters of the cores, at most 12 and "

@@ -222,15 +222,15 @@ std::string mode_from(const std::string& flag, const char* var, const std::strin
 }  // namespace
 
 std::string quiet_timing_mode(const std::string& flag) {
-  return mode_from(flag, "KBX_QUIET_TIMING", "all", {"host-bound", "all", "off"}, "quiet-timing");
+  return mode_from(flag, "KBX_QUIET_TIMING", "all", kQuietTimingModes, "quiet-timing");
 }
 
 std::string slot_at_mode(const std::string& flag) {
-  return mode_from(flag, "KBX_SLOT_AT", "call", {"call", "launch", "early"}, "slot");
+  return mode_from(flag, "KBX_SLOT_AT", "call", kSlotAtModes, "slot");
 }
 
 std::string finishing_from_mode(const std::string& flag) {
-  return mode_from(flag, "KBX_FINISHING_FROM", "exit", {"exit", "handback"}, "finishing");
+  return mode_from(flag, "KBX_FINISHING_FROM", "exit", kFinishingFromModes, "finishing");
 }
 
 std::string quiet_cpu_first_mode() {

@@ -32,7 +32,8 @@ struct EvalOptions {
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
   /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
-  /// On a GPU, jobs that may be finishing beside the lanes' next jobs (sched::LaneGate); 0: none.
+  /// Jobs that may be finishing beside the lanes' next jobs (sched::LaneGate; on the CPU only
+  /// from the worker's exit, there being no slot); 0: none.
   int finishing_jobs = 0;
   /// From when such a job no longer holds its lane (JobContext::finishing_from_exit):
   /// "exit" (its worker's processes are gone: kbx's comparisons remain) or "handback" (it handed
@@ -86,6 +87,11 @@ int reference_workers(const std::string& device, int lanes);
 /// keeps the files within memory); on the CPU two chunks.
 std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes,
                           int reference_workers);
+
+/// The values of the run modes below, for their flags and variables alike.
+inline const std::vector<std::string> kQuietTimingModes = {"host-bound", "all", "off"};
+inline const std::vector<std::string> kSlotAtModes = {"call", "launch", "early"};
+inline const std::vector<std::string> kFinishingFromModes = {"exit", "handback"};
 
 /// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.
