@@ -18,7 +18,8 @@ import re
 import statistics
 import sys
 
-TIMELINE = re.compile(r"^kbx: (\S+): timeline: before spawn [0-9.]+ s \| (.*)$")
+# a job's timeline: its task, the seconds from its start to its spawn, then its events
+TIMELINE = re.compile(r"^kbx: (\S+): timeline: before spawn ([0-9.]+) s \| (.*)$")
 # The end of a timeline: the worker's exit and the pipes' close (seconds after the spawn), then
 # how long after that kbx had judged the job (its comparisons of the outputs, mostly)
 ENDS = re.compile(r"\| exited ([0-9.]+) \| pipes closed ([0-9.]+) \| judged \+([0-9.]+) s$")
@@ -60,8 +61,9 @@ def parse(path):
             m = TIMELINE.match(line.rstrip("\n"))
             if m:
                 job = jobs.setdefault(m.group(1), {})
-                job["events"] = first_events(m.group(2))
-                ends = ENDS.search(m.group(2))
+                job["before_spawn"] = float(m.group(2))
+                job["events"] = first_events(m.group(3))
+                ends = ENDS.search(m.group(3))
                 if ends:
                     job["exited"], _, job["judging"] = map(float, ends.groups())
                 continue

@@ -15,21 +15,14 @@ small cases, so the slot waited for a job to finish them (`kbx eval --slot-at ea
 
 import argparse
 import collections
-import gzip
-import re
 
-TIMELINE = re.compile(r"^kbx: (\S+): timeline: before spawn ([0-9.]+) s \| (.*)$")
-
-
-def open_text(path):
-    return gzip.open(path, "rt", errors="replace") if path.endswith(".gz") else open(
-        path, errors="replace")
+from job_timelines import open_log, parse
 
 
 def read_trace(path):
     """({task: job_start seconds}, [(seconds, acquire|release, holder)])"""
     starts, holds = {}, []
-    with open_text(path) as trace:
+    with open_log(path) as trace:
         for line in trace:
             fields = line.split()
             if len(fields) < 4:
@@ -43,35 +36,15 @@ def read_trace(path):
     return starts, holds
 
 
-def read_timelines(path):
-    """{task: (seconds from job_start to spawn, [(seconds after spawn, event)])}"""
-    out = {}
-    with open_text(path) as log:
-        for line in log:
-            m = TIMELINE.match(line.rstrip("\n"))
-            if not m:
-                continue
-            events = []
-            for part in m.group(3).split(" | "):
-                fields = part.split()
-                if len(fields) >= 2:
-                    try:
-                        events.append((float(fields[0]), fields[1]))
-                    except ValueError:
-                        pass
-            out[m.group(1)] = (float(m.group(2)), events)
-    return out
-
-
-def step_at(task, t, starts, timelines):
-    """The job's step at trace time t."""
-    if task not in starts or task not in timelines:
+def step_at(task, t, starts, jobs):
+    """The job's step at trace time t (jobs: job_timelines.parse's)."""
+    job = jobs.get(task, {})
+    if task not in starts or "events" not in job:
         return "unknown"
-    before_spawn, events = timelines[task]
-    since_spawn = t - starts[task] - before_spawn
+    since_spawn = t - starts[task] - job["before_spawn"]
     if since_spawn < 0:
         return "before spawn"
-    seen = {name for at, name in events if at <= since_spawn}
+    seen = {name for name, at in job["events"].items() if at <= since_spawn}
     if "slot_wanted" in seen:
         return "waiting for the slot (asked)"
     if "imported" in seen:
@@ -90,7 +63,7 @@ def main():
     ap.add_argument("--min-gap", type=float, default=0.05)
     opts = ap.parse_args()
     starts, holds = read_trace(opts.trace)
-    timelines = read_timelines(opts.log)
+    jobs = parse(opts.log)
     idle, gaps = collections.Counter(), 0
     for (t0, what0, _), (t1, what1, holder) in zip(holds, holds[1:]):
         if what0 != "release" or what1 != "acquire" or t1 - t0 < opts.min_gap:
@@ -101,7 +74,7 @@ def main():
         gaps += 1
         samples = max(1, int((t1 - t0) / 0.01))
         for k in range(samples):
-            idle[step_at(task, t0 + (k + 0.5) * (t1 - t0) / samples, starts, timelines)] += (
+            idle[step_at(task, t0 + (k + 0.5) * (t1 - t0) / samples, starts, jobs)] += (
                 (t1 - t0) / samples)
     total = sum(idle.values())
     print(f"idle gaps of {opts.min_gap} s or more before a candidate's hold: {gaps}, {total:.1f} s;"

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import time
 
-# The tables copied per run, with the column holding the result's id (None: the results table).
+# The tables of a result's rows, copied with it (their result_id shifted).
 RESULT_TABLES = ("case_results", "samples", "result_grades", "case_grades")
 
 
