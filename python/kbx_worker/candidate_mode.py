@@ -844,7 +844,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
     came run after its hand-back."""
     twins = {c["fresh_of"]: c for c in request["cases"] if c.get("fresh_of")} if will_time else {}
     timed = []
-    kept_bytes = [0]
+    kept_bytes = 0
 
     def prefetch():
         if slot.wanted and not slot.held and not slot.prefetched:
@@ -854,6 +854,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
 
     def run_one(case):
         """Runs one case; False when the job ends here."""
+        nonlocal kept_bytes
         full_size = case["tier"] in FULL_TIERS
         arm = None
         if full_size:
@@ -882,8 +883,8 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
             # its untouched values too (the timer loads them again), while they are small beside
             # the GPU's memory; else the timer makes them again
             size = tensorio.named_bytes(pristine)
-            keep = kept_bytes[0] + size <= KEEP_ORIGINALS_BYTES
-            kept_bytes[0] += size if keep else 0
+            keep = kept_bytes + size <= KEEP_ORIGINALS_BYTES
+            kept_bytes += size if keep else 0
             timed.append((case, args, kwargs, tensors, pristine if keep else None))
         return True
 
