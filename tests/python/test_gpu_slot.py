@@ -4,6 +4,7 @@ waits for the supervisor's "go" on its request pipe."""
 
 import json
 import os
+import pathlib
 import textwrap
 import threading
 
@@ -12,6 +13,8 @@ import pytest
 from standins import Events, StandInTimer, run_reference
 from kbx_worker import candidate_mode, reference_mode
 from kbx_worker.proto import Channel
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 REFERENCE = textwrap.dedent('''
     import torch
@@ -702,3 +705,31 @@ def test_early_asks_nothing_without_full_cases(tmp_path):
     events = EarlySlotEvents(go_at=1)
     candidate_mode.run(request, events)
     assert _early_order(events.events) == ["small_one", "small_two", "small_three"]
+
+
+@pytest.mark.parametrize("attack", ["slot_skip", "slot_handback"])
+def test_the_slot_attacks_turn_early_asking_off_too(tmp_path, attack):
+    """tests/adversarial/timing/slot_skip and slot_handback must test the worker's own wait under
+    --slot-at early as under call and launch (both timer_tampered on the GPU): with their patches
+    in place the worker no longer asks during the small cases. Run in a forked child: the
+    patches are the candidate's, global to its process."""
+    source = (ROOT / "tests" / "adversarial" / "timing" / attack / "Activation" /
+              "gelu.py").read_text() + "\n\ndef scale(x, factor):\n    return x * factor\n"
+    request = dict(_request(tmp_path, True, reference=EARLY_REFERENCE, candidate=source),
+                   slot_at="early")
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            events = EarlySlotEvents(go_at=1)
+            candidate_mode.run(request, events)
+            os.write(write_end, json.dumps(_early_order(events.events)).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end) as got:
+        order = json.loads(got.read() or "null")
+    assert os.waitpid(pid, 0)[1] == 0
+    assert order[:4] == ["small_one", "small_two", "small_three", "slot_wanted"], order

@@ -54,8 +54,10 @@ def _hand_the_slot_back_early():
             self.send("slot_done")
 
         proto.Channel.wait_for_slot = wait_then_hand_back
-        from kbx_worker import candidate_mode  # under --slot-at launch: the worker's own wait
+        # under --slot-at launch or early too: the worker's own wait, handed back
+        from kbx_worker import candidate_mode
         candidate_mode.LaunchSlotProbe.slot_arm = lambda self, request_fd, event_fd: False
+        candidate_mode.SlotWait.ask = lambda self: None
     except Exception:
         pass
 

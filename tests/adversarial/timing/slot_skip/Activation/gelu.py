@@ -53,10 +53,12 @@ def _skip_the_slot():
 
 def _no_slot_at_launch():
     """Under --slot-at launch the probe asks for the slot itself at the first full-size call's
-    first launch; the candidate turns that off too, so that the worker's own wait is all."""
+    first launch, and under --slot-at early the worker asks during the small cases and reads
+    its "go" itself; the candidate turns both off, so that the worker's own wait is all."""
     try:
         from kbx_worker import candidate_mode
         candidate_mode.LaunchSlotProbe.slot_arm = lambda self, request_fd, event_fd: False
+        candidate_mode.SlotWait.ask = lambda self: None
     except Exception:
         pass
 
