@@ -554,8 +554,11 @@ def _slot_answer(channel, wait):
     own = getattr(channel, "slot_answer", None)  # a test's stand-in answers itself
     if own is not None:
         return own(wait)
-    if not wait and not select.select([channel._in.fileno()], [], [], 0)[0]:
-        return False
+    if not wait:
+        ready = select.poll()  # not select(): the channel's descriptors sit above 1000
+        ready.register(channel._in.fileno(), select.POLLIN)
+        if not ready.poll(0):
+            return False
     if channel._in.readline().strip() != "go":
         raise SystemExit(3)
     return True
