@@ -519,9 +519,17 @@ int run_eval(const EvalOptions& options) {
       footprint.remembered(id, remembered_footprint(db, fp, *task_of.at(id), o.device));
     }
   }
-  // One chunk's references (and compile baselines), its jobs then handed to the lanes.
+  // Tasks whose references ran out of the GPU's memory beside other work: computed again at
+  // the end, alone on the GPU, before their jobs run (their error stands only then). Otherwise
+  // a candidate holding the GPU's memory could turn another method's tasks into
+  // reference_error (session 29 on the H200: a 32 GiB float64 shadow of an honest reference met
+  // 108 GiB held by the jobs beside it).
+  std::mutex deferred_mu;
+  std::vector<ReferenceJob> deferred;
+  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
+  // nothing else runs on the GPU (an error of its references is their own).
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
-                        const std::function<void(const std::string&)>& files_written) {
+                        const std::function<void(const std::string&)>& files_written, bool alone) {
     std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
     for (auto& job : ref_jobs) {
       if (!compile_baseline) break;
@@ -598,6 +606,16 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
+      if (!alone && out_of_gpu_memory(it->second.error)) {
+        say(
+            fmt::format("reference {}: out of the GPU's memory beside other work; computed "
+                        "again alone once the rest is done",
+                        task));
+        trace_pipeline("refs_deferred", task);
+        std::lock_guard<std::mutex> lock(deferred_mu);
+        deferred.push_back(job);
+        continue;
+      }
       trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));
     }
@@ -607,7 +625,7 @@ int run_eval(const EvalOptions& options) {
   if (!chunks.empty()) {
     json hello;
     const bool saved_before = environment_saved;
-    feed_chunk(chunks.front(), &hello, {});
+    feed_chunk(chunks.front(), &hello, {}, false);
     if (!saved_before && environment_saved) {
       // The physical floor's peaks (issue 20): the highest of the calibrations matching the run.
       if (auto with_env = db.find_run(key); with_env && o.time) {
@@ -685,7 +703,7 @@ int run_eval(const EvalOptions& options) {
           ~Leave() { gate.leave(ticket); }
         } leave{room, pass.ticket};
         json hello;
-        feed_chunk(chunks[i], &hello, files_written);
+        feed_chunk(chunks[i], &hello, files_written, false);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);
@@ -697,6 +715,17 @@ int run_eval(const EvalOptions& options) {
     std::vector<std::thread> workers;
     for (int k = 0; k < reference_lanes; ++k) workers.emplace_back(reference_lane);
     for (auto& w : workers) w.join();
+    try {
+      for (auto& job : deferred) {  // no reference lane is left to add to it
+        feed.wait_until_live_at_most(0);
+        std::vector<ReferenceJob> one{job};
+        json hello;
+        feed_chunk(one, &hello, {}, true);
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mu);
+      if (!reference_failure) reference_failure = std::current_exception();
+    }
     feed.close();
   });
   run_jobs(jobs, feed, task_of);

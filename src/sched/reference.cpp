@@ -98,6 +98,13 @@ void print_case_phases(const json& ev) {
 
 }  // namespace
 
+bool out_of_gpu_memory(const std::string& error) {
+  return error.starts_with("OutOfMemoryError:") ||
+         error.find("CUDA out of memory") != std::string::npos ||
+         error.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos ||
+         error.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
+}
+
 std::vector<std::string> tiers_for(const std::string& device) {
   if (device == "cpu") return {"edge", "small"};
   return {"edge", "small", "full"};

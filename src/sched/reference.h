@@ -47,6 +47,11 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
                                   const std::vector<std::atomic<bool>>& files_done,
                                   const std::vector<std::uint64_t>& guesses);
 
+/// Whether a reference's error (ReferenceCases::error, "type: message") is the GPU running out of
+/// memory (torch's OutOfMemoryError, cuBLAS's or cuDNN's failed allocation): beside other work
+/// on the GPU that may be the others' doing, so it is no verdict until it failed alone.
+bool out_of_gpu_memory(const std::string& error);
+
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
 /// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm
