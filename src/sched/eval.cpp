@@ -236,10 +236,10 @@ std::string finishing_from_mode(const std::string& flag) {
 std::string quiet_cpu_first_mode() {
   const char* from_env = std::getenv("KBX_QUIET_CPU_FIRST");
   const std::string mode = from_env ? from_env : "";
-  if (mode.empty() || mode == "0") return "";
-  if (mode == "1" || mode == "cuda") return "cuda";
+  if (mode == "0") return "";
+  if (mode.empty() || mode == "1" || mode == "cuda") return "cuda";
   if (mode == "context") return "context";
-  throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda, context or 0 (the default)");
+  throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
 }
 
 int reference_workers(const std::string& device, int lanes) {
@@ -318,10 +318,11 @@ int run_eval(const EvalOptions& options) {
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_at = slot_at;
     env.quiet_cpu_first = quiet_cpu_first_mode();
-    if (!env.quiet_cpu_first.empty()) {
-      say("quiet timing: candidates' jobs frozen only for host-bound calls until their " +
-          std::string(env.quiet_cpu_first == "cuda" ? "CUDA starts" : "CUDA context is made") +
-          " ($KBX_QUIET_CPU_FIRST=" + env.quiet_cpu_first + ")");
+    if (env.quiet_cpu_first == "context") {
+      say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
+          "context is made ($KBX_QUIET_CPU_FIRST=context)");
+    } else if (env.quiet_cpu_first.empty()) {
+      say("quiet timing: candidates' jobs frozen from their start ($KBX_QUIET_CPU_FIRST=0)");
     }
     if (slot_at == "launch") say("timing slot: asked for at a full-size call's first GPU work");
     if (slot_at == "early") {

@@ -65,7 +65,7 @@ struct WorkerEnv {
   /// Until when a candidate's job is frozen only by host-bound calls' hushes
   /// (sandbox::Spawn::cpu_only_until_cuda): "cuda" (its worker's CUDA starts), "context" (its
   /// CUDA context made, the candidate's import next: an experiment) or "" (never: frozen from
-  /// its start, the default until measured on a GPU); from $KBX_QUIET_CPU_FIRST.
+  /// its start); from $KBX_QUIET_CPU_FIRST (eval's default: "cuda").
   std::string quiet_cpu_first;
 };
 

@@ -445,7 +445,7 @@ TEST_F(GpuSlotTest, RunModesComeFromTheFlagThenTheEnvironment) {
 
 TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
   ::unsetenv("KBX_QUIET_CPU_FIRST");
-  EXPECT_EQ(sched::quiet_cpu_first_mode(), "") << "off until measured on a GPU";
+  EXPECT_EQ(sched::quiet_cpu_first_mode(), "cuda") << "the default since session 29";
   ::setenv("KBX_QUIET_CPU_FIRST", "0", 1);
   EXPECT_EQ(sched::quiet_cpu_first_mode(), "");
   ::setenv("KBX_QUIET_CPU_FIRST", "cuda", 1);
