@@ -98,7 +98,12 @@ def main():
     records = tempfile.NamedTemporaryFile(prefix="kbx_slot_check_", suffix=".bin", delete=False)
     env = dict(os.environ, CUDA_INJECTION64_PATH=os.path.abspath(opts.lib),
                KBX_PROBE_FILE=records.name)
-    worker = subprocess.Popen([opts.python, "-c", WORKER, str(req_r), str(ev_w)], env=env,
+    # a file, not `python -c`: triton.jit reads its function's source from the file it is in
+    script = tempfile.NamedTemporaryFile("w", prefix="kbx_slot_check_", suffix=".py",
+                                         delete=False)
+    script.write(WORKER)
+    script.close()
+    worker = subprocess.Popen([opts.python, script.name, str(req_r), str(ev_w)], env=env,
                               pass_fds=(req_r, ev_w), stdout=subprocess.PIPE, text=True)
     os.close(req_r)
     os.close(ev_w)
@@ -124,6 +129,7 @@ def main():
             closing.set()
     rc = worker.wait(timeout=600)
     os.unlink(records.name)
+    os.unlink(script.name)
 
     failures = 0
 
