@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox on the GPU machine, in one call (about 2 minutes): kbx doctor's sandbox lines, then
+# The sandbox on the GPU machine, in one call (about 4 minutes): kbx doctor's sandbox lines, then
 # tests/python/test_adversarial_sandbox.py with --device cuda (every sandbox attack beside an
 # honest kernel, and the control run without the confinement), then test_supervisor.py's attack
 # tests with --device cuda. Expects the kbx binary in .carry/
@@ -26,9 +26,19 @@ KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${SUPERVISOR_TIMEOUT:-240}" \
 rc_supervisor=$?
 tail -n 15 "$OUT/pytest-supervisor.txt"
 [ $rc -eq 0 ] && rc=$rc_supervisor
+# A candidate holding the GPU's memory beside other tasks (tests/adversarial/sandbox/gpu_memory_hog;
+# about 2 minutes; HOG=0 leaves it out)
+if [ "${HOG:-1}" != 0 ]; then
+  KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${HOG_TIMEOUT:-300}" \
+    python3 -m pytest -q -p no:cacheprovider --basetemp="$OUT/tmp-hog" \
+    tests/python/test_gpu_memory_hog.py > "$OUT/pytest-hog.txt" 2>&1
+  rc_hog=$?
+  tail -n 15 "$OUT/pytest-hog.txt"
+  [ $rc -eq 0 ] && rc=$rc_hog
+fi
 for db in "$OUT"/tmp/*/*.db; do
   [ -f "$db" ] && "$KBX_BIN" results --db "$db" > "${db%.db}.txt" 2>&1
 done
-rm -rf "$OUT"/tmp/*/work "$OUT"/tmp-supervisor/*/work
+rm -rf "$OUT"/tmp/*/work "$OUT"/tmp-supervisor/*/work "$OUT"/tmp-hog/*/work
 echo "sandbox on the GPU: exit $rc"
 exit $rc
