@@ -583,7 +583,8 @@ def _join_quiet_host(channel):
 class SlotWait:
     """The GPU's timing slot (issue 14), asked for once, before the first full-size case: the
     edge and small cases run beside other jobs, the full-size ones and the timed loops alone.
-    Handed back once, when the timed loops are over (the supervisor never grants it again).
+    Handed back once, when the timed loops are over (the supervisor never grants it again);
+    under `--slot-at launch` also for a while between two full-size calls (hand_back(again)).
     With `probe` (`--slot-at launch`), a full-size call whose inputs are built asks for it at its
     first GPU work instead (the probe's launch callback): what it compiles first (a
     torch.compile graph for new shapes, a Triton kernel's new specialization) runs beside the
@@ -644,12 +645,18 @@ class SlotWait:
             if self.probe.slot_disarm():
                 self.held = True
 
-    def hand_back(self):
+    def hand_back(self, again=False):
+        """The slot back once the job's GPU work is done. again (--slot-at launch, between two
+        full-size calls): for a while, so that what the next call compiles before its first GPU
+        work runs beside the other jobs; the next call asks for it again."""
         self.disarm()
         if self.held:
             if torch.cuda.is_available() and torch.cuda.is_initialized():
                 torch.cuda.synchronize()
-            self.channel.send("slot_done")
+            if again:
+                self.channel.send("slot_done", again=True)
+            else:
+                self.channel.send("slot_done")
             self.held = False
 
 
@@ -855,8 +862,9 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                             _twins_with_decoys(request["cases"], twins))
             slot.prefetched = True
 
-    def run_one(case):
-        """Runs one case; False when the job ends here."""
+    def run_one(case, full_call_next=False):
+        """Runs one case; False when the job ends here. full_call_next: another full-size call
+        follows (under --slot-at launch the slot goes back between the two)."""
         nonlocal kept_bytes
         full_size = case["tier"] in FULL_TIERS
         arm = None
@@ -882,6 +890,11 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
                             held if full_size else None, slot=arm, read_s=read_s,
                             inputs_from=inputs_from):
             return _last_failure["kind"] in _GO_ON_AFTER
+        if full_size and full_call_next and slot.at_launch and slot.held:
+            # session 29 on the H200: a torch.compile candidate recompiled for each full-size
+            # case's new shapes and dtypes while it held the slot (the compile workload's slot
+            # was busy 93% of the run, its timed loops a fifth of that)
+            slot.hand_back(again=True)
         if case["tier"] == "full":
             # its untouched values too (the timer loads them again), while they are small beside
             # the GPU's memory; else the timer makes them again
@@ -908,8 +921,9 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
             ran += 1
         later = small[ran:]
         cases = [c for c in cases if c["tier"] in FULL_TIERS]
-    for case in cases:
-        if not run_one(case):
+    for k, case in enumerate(cases):
+        full_call_next = any(c["tier"] in FULL_TIERS for c in cases[k + 1:])
+        if not run_one(case, full_call_next):
             return
     if will_time and timed:
         slot.take()

@@ -401,11 +401,18 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
     } else if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && (s.slot_handback || s.slot_handback_once) && st.held) {
+      // A candidate's interim hand-back (--slot-at launch, between its full-size calls): it may
+      // ask again; no timing may come before the next grant (Outcome::slot_gaps).
+      const nlohmann::json& done = out.events[st.events_seen];
+      const bool again = !s.slot_handback && done.contains("again") && done["again"].is_boolean() &&
+                         done["again"].get<bool>();
       set_slot_priority(worker, false);
       set_slot_cpu(worker, s.slot_cpu, false, st.cpus_before, st.pinned);
       release_slot(s, st);
       st.wanted_at = -1;
-      if (!s.slot_handback) {
+      if (again) {
+        out.slot_gaps.emplace_back(static_cast<int>(st.events_seen) + 1, -1);
+      } else if (!s.slot_handback) {
         st.closed = true;
         out.slot_released_after = static_cast<int>(st.events_seen) + 1;
         if (s.on_slot_handed_back) s.on_slot_handed_back();
@@ -445,6 +452,8 @@ double grant_slot(const Spawn& s, SlotState& st, Outcome& out, int request_fd, d
   set_slot_priority(worker, true);  // before "go": its slot work starts at the higher priority
   set_slot_cpu(worker, s.slot_cpu, true, st.cpus_before, st.pinned);
   if (out.slot_granted_after < 0) out.slot_granted_after = static_cast<int>(out.events.size());
+  if (!out.slot_gaps.empty() && out.slot_gaps.back().second < 0)
+    out.slot_gaps.back().second = static_cast<int>(out.events.size());
   const double waited = monotonic_seconds() - t0 - st.wanted_at;
   out.slot_wait_seconds += waited;
   static const char kGo[] = "go\n";

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sandbox/confine.h"
@@ -115,6 +116,10 @@ struct Outcome {
   /// How many events had come when the worker handed the slot back for good
   /// (Spawn::slot_handback_once); -1: never.
   int slot_released_after = -1;
+  /// The spans of events between an interim hand-back ("slot_done" with "again": true, from a
+  /// Spawn::slot_handback_once worker) and its next grant: [released after, granted after), the
+  /// second -1 when it was never granted again. No timing may come inside one.
+  std::vector<std::pair<int, int>> slot_gaps;
   double slot_wait_seconds = 0;  ///< from "slot_wanted" to the grant
   /// How long it was frozen while other jobs' timed loops ran on a quiet host (Spawn::quiet).
   double frozen_seconds = 0;

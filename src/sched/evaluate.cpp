@@ -563,6 +563,9 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
             verdict::timed_after_handback(last_event_index(o, "timing"), o.slot_released_after)) {
       return finish(fail->status, fail->detail);
     }
+    if (auto fail = verdict::timed_between_grants(event_indices(o, "timing"), o.slot_gaps)) {
+      return finish(fail->status, fail->detail);
+    }
   }
   // A static reject under --track triton: the worker still ran the cases (untimed), so the
   // levels can say whether the values were right (how the job fares under --track any).

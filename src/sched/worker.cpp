@@ -317,6 +317,14 @@ int last_event_index(const sandbox::Outcome& o, const std::string& name) {
   return -1;
 }
 
+std::vector<int> event_indices(const sandbox::Outcome& o, const std::string& name) {
+  std::vector<int> found;
+  for (size_t i = 0; i < o.events.size(); ++i) {
+    if (o.events[i].value("ev", "") == name) found.push_back(static_cast<int>(i));
+  }
+  return found;
+}
+
 std::string visible_devices() {
   const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
   return env ? env : "";

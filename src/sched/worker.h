@@ -3,6 +3,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kbx/probe_records.h"
 #include "sandbox/process.h"
@@ -120,6 +121,8 @@ bool probe_records(const sandbox::Outcome& o, std::vector<probe::Record>* record
 int first_event_index(const sandbox::Outcome& o, const std::string& name);
 /// The index of the last event named `name`; -1 when there is none.
 int last_event_index(const sandbox::Outcome& o, const std::string& name);
+/// The indices of the worker's events of that name, in order.
+std::vector<int> event_indices(const sandbox::Outcome& o, const std::string& name);
 /// Seconds from the worker's start to its first event of that name; -1 when none came.
 double seconds_to_event(const sandbox::Outcome& o, const std::string& name);
 

@@ -32,6 +32,20 @@ std::optional<Failure> timed_after_handback(int last_timing, int released_after)
                  "times may overlap another job's GPU work)"};
 }
 
+std::optional<Failure> timed_between_grants(const std::vector<int>& timings,
+                                            const std::vector<std::pair<int, int>>& gaps) {
+  for (const int at : timings) {
+    for (const auto& [released, granted] : gaps) {
+      if (at >= released && (granted < 0 || at < granted)) {
+        return Failure{Status::TimerTampered,
+                       "the worker timed its calls while it had handed the GPU's timing slot back "
+                       "(its times may overlap another job's GPU work)"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Failure> static_failure(const std::optional<StaticEvent>& facts,
                                       const std::string& entry, const std::string& track) {
   if (!facts) return std::nullopt;

@@ -2,6 +2,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/worker_events.h"
 #include "verdict/status.h"
@@ -33,6 +35,12 @@ std::optional<Failure> timed_without_slot(int first_timing, int granted_after);
 /// the last one, -1 when none; released_after: how many events had come at the hand-back, -1
 /// when never) was timed beside other jobs' GPU work (TimerTampered); nullopt otherwise.
 std::optional<Failure> timed_after_handback(int last_timing, int released_after);
+
+/// timer_tampered when a timing event (by its index among the events) came between an interim
+/// hand-back of the slot and its next grant (sandbox::Outcome::slot_gaps; a gap's end -1: never
+/// granted again).
+std::optional<Failure> timed_between_grants(const std::vector<int>& timings,
+                                            const std::vector<std::pair<int, int>>& gaps);
 
 /// What the source alone decides, before any of its code runs: a syntax error, no `entry`
 /// function at module level, or under track "triton" no @triton.jit kernel (StaticReject: the

@@ -189,6 +189,80 @@ TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   EXPECT_FALSE(mine.held());
 }
 
+TEST_F(GpuSlotTest, ACandidatesInterimHandBackFreesTheSlotAndItMayAskAgain) {
+  // --slot-at launch between full-size calls: "slot_done" with "again" frees the slot (another
+  // job takes it meanwhile) without closing it; the candidate asks again and gets "go"; a timing
+  // between the two is not trusted, one after the new grant is; the final slot_done closes.
+  sched::GpuSlot mine("0"), other("0");
+  sandbox::Spawn s = handback_worker(&mine, false);
+  s.slot_handback_once = true;
+  int handed_back = 0;
+  s.on_slot_handed_back = [&] { ++handed_back; };
+  s.argv = {"/bin/bash", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo '{\"ev\":\"slot_done\",\"again\":true}' >&4; sleep 0.6; "
+            "echo '{\"ev\":\"timing\"}' >&4; "
+            "echo '{\"ev\":\"slot_wanted\"}' >&4; "
+            "if read -t 3 go2 <&3; then echo '{\"ev\":\"granted\"}' >&4; "
+            "else echo '{\"ev\":\"refused\"}' >&4; fi; "
+            "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"slot_done\"}' >&4; "
+            "echo '{\"ev\":\"done\"}' >&4"};
+  sandbox::Outcome o;
+  std::thread worker([&] { o = sandbox::run(s); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool free_between = other.try_acquire();
+  if (free_between) other.release();
+  worker.join();
+  EXPECT_TRUE(free_between) << "the interim hand-back frees the slot";
+  ASSERT_EQ(o.events.size(), 8u) << o.stderr_kept;
+  EXPECT_EQ(o.events[4]["ev"], "granted");
+  EXPECT_EQ(handed_back, 1) << "only the final slot_done hands it back for good";
+  ASSERT_EQ(o.slot_gaps.size(), 1u);
+  EXPECT_EQ(o.slot_gaps[0].first, 2);   // after the interim slot_done
+  EXPECT_EQ(o.slot_gaps[0].second, 4);  // granted again after its second slot_wanted
+  EXPECT_EQ(o.slot_released_after, 7);
+  auto between = verdict::timed_between_grants(sched::event_indices(o, "timing"), o.slot_gaps);
+  ASSERT_TRUE(between) << "the timing at event 2 came while the slot was handed back";
+  EXPECT_EQ(between->status, verdict::Status::TimerTampered);
+  EXPECT_FALSE(verdict::timed_between_grants({5}, o.slot_gaps));
+  EXPECT_FALSE(mine.held());
+}
+
+TEST(TimedBetweenGrants, OnlyTimingsInsideAGrantAreTrusted) {
+  EXPECT_FALSE(verdict::timed_between_grants({}, {{2, 4}}));
+  EXPECT_FALSE(verdict::timed_between_grants({1, 4, 9}, {{2, 4}}));
+  EXPECT_TRUE(verdict::timed_between_grants({2}, {{2, 4}}));
+  EXPECT_TRUE(verdict::timed_between_grants({3}, {{2, 4}}));
+  EXPECT_TRUE(verdict::timed_between_grants({9}, {{2, 4}, {6, -1}}));  // never granted again
+  EXPECT_FALSE(verdict::timed_between_grants({9}, {}));
+}
+
+TEST_F(GpuSlotTest, AnAgainFromATrustedWorkerOrANonBooleanIsAPlainHandBack) {
+  // "again" counts only from a candidate (slot_handback_once), and only as a JSON true.
+  sched::GpuSlot mine("0");
+  sandbox::Spawn s = handback_worker(&mine, false);
+  s.slot_handback_once = true;
+  s.argv = {"/bin/bash", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+            "echo '{\"ev\":\"slot_done\",\"again\":\"yes\"}' >&4; "
+            "echo '{\"ev\":\"slot_wanted\"}' >&4; "
+            "if read -t 1 go2 <&3; then echo '{\"ev\":\"granted\"}' >&4; "
+            "else echo '{\"ev\":\"refused\"}' >&4; fi; echo '{\"ev\":\"done\"}' >&4"};
+  sandbox::Outcome o = sandbox::run(s);
+  ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
+  EXPECT_EQ(o.events[3]["ev"], "refused");
+  EXPECT_EQ(o.slot_released_after, 2);
+  EXPECT_TRUE(o.slot_gaps.empty());
+  sandbox::Spawn trusted = handback_worker(&mine, true);
+  trusted.argv = {"/bin/bash", "-c",
+                  "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
+                  "echo '{\"ev\":\"slot_done\",\"again\":true}' >&4; "
+                  "echo '{\"ev\":\"done\"}' >&4"};
+  sandbox::Outcome t = sandbox::run(trusted);
+  EXPECT_TRUE(t.slot_gaps.empty());
+  EXPECT_EQ(t.slot_released_after, -1);
+}
+
 TEST(TimedAfterHandback, OnlyTimingsBeforeTheHandBackAreTrusted) {
   EXPECT_FALSE(verdict::timed_after_handback(-1, 3));  // nothing timed
   EXPECT_FALSE(verdict::timed_after_handback(2, 3));   // timed, then handed back

@@ -459,6 +459,64 @@ def test_at_launch_the_full_call_asks_at_its_first_gpu_work_not_before(tmp_path,
         tmp_path / "job" / "perf_one.cand.kbt").read_bytes()
 
 
+TWO_FULL = REFERENCE.replace(
+    'Case("small_two"',
+    'Case("perf_two", "full", lambda c: ((c.randn(32).double(), 2.0), {})), Case("small_two"')
+
+
+def _held_now(events):
+    """Whether the slot is this job's now, from its events so far: asked for and not handed
+    back since (a stand-in channel grants at once)."""
+    held = False
+    for e in events:
+        held = {"slot_wanted": True, "slot_done": False}.get(e["ev"], held)
+    return held
+
+
+def test_at_launch_the_slot_goes_back_between_full_calls_and_each_asks_again(tmp_path,
+                                                                              fake_gpu):
+    """--slot-at launch, two full-size calls: the slot goes back after the first (slot_done
+    with again), so that the second call's work before its first launch (a recompile for its new
+    dtype) runs without it; that call asks again at its launch; the job's last slot_done is
+    plain; the outputs are those of a run without the slot."""
+    import sys
+    holder, probe, _ = fake_gpu
+    held_before_launch = []
+    sys.modules["fake_gpu"].before = lambda: held_before_launch.append(
+        _held_now(holder[0].events))
+    request = dict(_request(tmp_path, True, reference=TWO_FULL, candidate=LAUNCHING),
+                   slot_at="launch")
+    assert [c["tier"] for c in request["cases"]].count("full") == 2
+    holder[0] = events = LaunchSlotEvents()
+    candidate_mode.run(request, events)
+    # small_one, perf_one, perf_two, small_two: neither full call held the slot before its
+    # launch; small_two ran holding it (after the last full case, as before)
+    assert held_before_launch == [False, False, False, True], held_before_launch
+    assert probe.arm_count == 2
+    slot = [(e["ev"], e.get("at"), e.get("again")) for e in events.events
+            if e["ev"] in ("slot_wanted", "slot_done")]
+    assert slot == [("slot_wanted", "launch", None), ("slot_done", None, True),
+                    ("slot_wanted", "launch", None), ("slot_done", None, None)], slot
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    holder[0] = Events()
+    candidate_mode.run(dict(request, gpu_slot=False, slot_at="call", cases=[
+        dict(c, out_prefix=str(plain / c["name"])) for c in request["cases"]]), holder[0])
+    for name in ("perf_one", "perf_two"):
+        assert (plain / f"{name}.cand.kbt").read_bytes() == (
+            tmp_path / "job" / f"{name}.cand.kbt").read_bytes()
+
+
+def test_at_the_call_two_full_calls_share_one_grant(tmp_path):
+    """Without --slot-at launch the slot is asked for once and handed back once."""
+    request = _request(tmp_path, True, reference=TWO_FULL)
+    events = SlotEvents()
+    candidate_mode.run(request, events)
+    assert [e["ev"] for e in events.events if e["ev"] in ("slot_wanted", "slot_done")] == [
+        "slot_wanted", "slot_done"]
+    assert not any("again" in e for e in events.events)
+
+
 def test_at_launch_a_call_without_gpu_work_takes_the_slot_right_after_it(tmp_path, fake_gpu):
     holder, probe, _ = fake_gpu
     quiet = LAUNCHING.replace("    fake_gpu.launch()\n", "")
@@ -707,7 +765,7 @@ def test_early_asks_nothing_without_full_cases(tmp_path):
     assert _early_order(events.events) == ["small_one", "small_two", "small_three"]
 
 
-@pytest.mark.parametrize("attack", ["slot_skip", "slot_handback"])
+@pytest.mark.parametrize("attack", ["slot_skip", "slot_handback", "slot_interim"])
 def test_the_slot_attacks_turn_early_asking_off_too(tmp_path, attack):
     """tests/adversarial/timing/slot_skip and slot_handback must test the worker's own wait under
     --slot-at early as under call and launch (both timer_tampered on the GPU): with their patches
