@@ -11,8 +11,9 @@ a call that waits on the host), each case with a value load before each call as 
 timing does, and prints per workload the wall of a run() and its parts: the warm-up estimate, the
 batches (of which the calls' own GPU time, the GPU holds, the L2 guard's driver calls) and the
 probe's flushes; the fixed costs alone (an L2 reset, a flush, a synchronize, a scrub). Each
-workload runs under two settings in turn: A, the timer's own (10 ms of warm-up, each batch's hold
-twice the last batch's enqueue), and B (--warmup-ms, --hold-factor: 3 ms and 1.25 by default),
+workload runs under three settings in turn: A, the timer's own (10 ms of warm-up, each batch's hold
+twice the last batch's enqueue), B (--warmup-ms, --hold-factor: 3 ms and 1.25 by default)
+and C, the timer's own again (the control: how far two runs of the same settings differ),
 with the median of the calls under each: whether B's shorter warm-up and holds save slot time
 without moving what is measured (a hold shorter than the enqueue would let launch gaps into a
 launch-bound call's time: tiny_relu_4K and layernorm_gelu_4Kx1K would show it).
@@ -166,7 +167,9 @@ def main():
 
     timer.CudaTimer._hold, timer.CudaTimer._batch = logged_hold, rescaled_batch
     cuda_timer = timer.CudaTimer(torch.device("cuda"))
-    settings = {"A": (cuda_timer.warmup_ms, 2.0), "B": (opts.warmup_ms, opts.hold_factor)}
+    # C: A again, the control (session 29: B/A 0.9986-1.0052 could not be told from noise)
+    settings = {"A": (cuda_timer.warmup_ms, 2.0), "B": (opts.warmup_ms, opts.hold_factor),
+                "C": (cuda_timer.warmup_ms, 2.0)}
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, probe "
           f"{'on' if cuda_timer.probe.active else 'off'}; settings (warm-up ms, hold factor): "
           + ", ".join(f"{k} {v}" for k, v in settings.items()))
@@ -174,7 +177,7 @@ def main():
         f"{k} {v:.3f}" for k, v in fixed_costs(torch, timer, cuda_timer).items()))
     print(f"{'workload':22s} {'':1s} {'run ms':>7s} {'samples':>7s} {'median':>8s} {'calls':>7s} "
           f"{'holds':>7s} {'estim':>6s} {'batches':>7s} {'l2':>5s} {'flush':>5s}  (ms; medians "
-          f"over {opts.runs} runs, A and B alternating)")
+          f"over {opts.runs} runs, A, B and C in turn)")
     totals = collections.defaultdict(collections.Counter)
     for name, (fn, target, source) in workloads(torch).items():
         fn()
@@ -200,8 +203,8 @@ def main():
                   f"{med.get('estimate', 0):6.1f} {med.get('batches', 0):7.1f} "
                   f"{med.get('l2_reset', 0) + med.get('l2_check', 0):5.1f} "
                   f"{med.get('probe_flush', 0):5.1f}")
-        a, b = (statistics.median(r["median"] for r in rows[k]) for k in ("A", "B"))
-        print(f"{'':22s}   B/A median of the calls {b / a:.4f}")
+        a, b, c = (statistics.median(r["median"] for r in rows[k]) for k in ("A", "B", "C"))
+        print(f"{'':22s}   B/A median of the calls {b / a:.4f}  (control C/A {c / a:.4f})")
     for key, t in totals.items():
         print(f"{'all':22s} {key} {t['wall']:7.1f} {t['samples']:7.0f} {'':8s} {t['calls']:7.2f} "
               f"{t['holds']:7.2f} {t['estimate']:6.1f} {t['batches']:7.1f} "
