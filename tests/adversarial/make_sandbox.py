@@ -538,6 +538,13 @@ its inputs as hard links of the cache's files), so run by `tests/python/test_ref
 | attack | candidate path | expected status |
 |---|---|---|
 | poison_ref_cache | poison_ref_cache/Activation/relu.py | passed, the cache's bytes unchanged |
+
+Written by hand, for the GPU machine only (a candidate's hold on the GPU's shared memory; the CPU
+has none), run by `tests/python/test_gpu_memory_hog.py` from `bench/sandbox_gpu.sh`:
+
+| attack | candidate path | expected status |
+|---|---|---|
+| gpu_memory_hog | gpu_memory_hog/Activation/relu.py | passed, and every other task of the run passed (no reference_error, no oom) |
 """
 
 
