@@ -165,6 +165,12 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "1") {
     overrides["KBX_TIMER_SETTLE"] = "1";
   }
+  // Inductor's compile workers per job (torch.compile candidates): by default one per CPU, a
+  // pool in each of the lanes' jobs; KBX_INDUCTOR_THREADS=N sets TORCHINDUCTOR_COMPILE_THREADS
+  // (an experiment for the compile workload, not measured on a GPU yet)
+  if (const char* threads = std::getenv("KBX_INDUCTOR_THREADS"); threads && *threads != '\0') {
+    overrides["TORCHINDUCTOR_COMPILE_THREADS"] = std::to_string(std::max(1, std::atoi(threads)));
+  }
   return sandbox::scrubbed_environment(overrides);
 }
 

@@ -703,6 +703,18 @@ TEST(ResolveGpus, AWorkerRunsOnItsLanesGpuAndTakesThatGpusSlot) {
   EXPECT_EQ(sched::worker_environment(env, "/tmp").at("CUDA_VISIBLE_DEVICES"), "");
 }
 
+TEST(WorkerEnvironment, InductorsCompileThreadsOnlyWhenKbxInductorThreadsSaysSo) {
+  sched::WorkerEnv env;
+  env.device = "cuda";
+  ::unsetenv("KBX_INDUCTOR_THREADS");
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").count("TORCHINDUCTOR_COMPILE_THREADS"), 0u);
+  ::setenv("KBX_INDUCTOR_THREADS", "2", 1);
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("TORCHINDUCTOR_COMPILE_THREADS"), "2");
+  ::setenv("KBX_INDUCTOR_THREADS", "0", 1);  // at least one
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("TORCHINDUCTOR_COMPILE_THREADS"), "1");
+  ::unsetenv("KBX_INDUCTOR_THREADS");
+}
+
 TEST(WorkerEnvironment, ACpuWorkerRunsTorchOnOneThreadUnlessOmpNumThreadsSaysOtherwise) {
   const char* before = std::getenv("OMP_NUM_THREADS");
   const std::string saved = before ? before : "";
