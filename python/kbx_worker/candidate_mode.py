@@ -801,7 +801,15 @@ def _run(request, channel):
         # CUDA starts here, before the candidate's code runs: the timing probe (loaded by CUDA
         # at its start) is in place before anything the candidate does.
         t_cuda = time.perf_counter()
-        torch.empty(1, device=device)
+        try:
+            torch.empty(1, device=device)
+        except Exception as exc:  # noqa: BLE001 - only the GPU's memory is reported here
+            if classify_exception(exc) != "oom":
+                raise
+            # its CUDA context found no room: the jobs and references beside it hold the GPU's
+            # memory, so the job's oom is run again alone (not a crash, which would stand)
+            _fail(channel, "cuda", exc)
+            return 0
         l2_guard()  # persisting L2 off from here on: a later setting is the candidate's
         # its own line in KBX_DEBUG_TIMING's timeline (bench/job_timelines.py): CUDA's start
         # apart from the candidate's import

@@ -101,6 +101,7 @@ void print_case_phases(const json& ev) {
 bool out_of_gpu_memory(const std::string& error) {
   return error.starts_with("OutOfMemoryError:") ||
          error.find("CUDA out of memory") != std::string::npos ||
+         error.find("CUDA error: out of memory") != std::string::npos ||
          error.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos ||
          error.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
 }

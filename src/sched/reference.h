@@ -48,8 +48,9 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
                                   const std::vector<std::uint64_t>& guesses);
 
 /// Whether a reference's error (ReferenceCases::error, "type: message") is the GPU running out of
-/// memory (torch's OutOfMemoryError, cuBLAS's or cuDNN's failed allocation): beside other work
-/// on the GPU that may be the others' doing, so it is no verdict until it failed alone.
+/// memory (torch's OutOfMemoryError, a CUDA context that found no room, cuBLAS's or cuDNN's
+/// failed allocation; also in the stderr of a worker that ended early): beside other work on the
+/// GPU that may be the others' doing, so it is no verdict until it failed alone.
 bool out_of_gpu_memory(const std::string& error);
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

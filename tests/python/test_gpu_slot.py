@@ -791,3 +791,41 @@ def test_the_slot_attacks_turn_early_asking_off_too(tmp_path, attack):
         order = json.loads(got.read() or "null")
     assert os.waitpid(pid, 0)[1] == 0
     assert order[:4] == ["small_one", "small_two", "small_three", "slot_wanted"], order
+
+
+@pytest.mark.parametrize("raised,reported", [
+    ("oom", True),  # torch's OutOfMemoryError at the context's start
+    ("text", True),  # "CUDA error: out of memory" as a plain RuntimeError
+    ("other", False),
+])
+def test_a_cuda_start_out_of_memory_is_the_jobs_oom_not_a_crash(tmp_path, monkeypatch, raised,
+                                                                   reported):
+    """A job whose CUDA context finds the GPU's memory taken by the jobs beside it (a candidate
+    holding it, tests/adversarial/sandbox/gpu_memory_hog) reports an oom error (kbx runs the job
+    again alone), not an exit without "done" (crash, a verdict that would stand); any other
+    failure of CUDA's start still ends the worker."""
+    request = dict(_request(tmp_path, False), device="cuda")
+    errors = {"oom": torch_oom(), "text": RuntimeError("CUDA error: out of memory"),
+              "other": RuntimeError("CUDA driver version is insufficient")}
+
+    def failing_empty(*args, **kwargs):
+        if str(kwargs.get("device", "")).startswith("cuda"):
+            raise errors[raised]
+        return real_empty(*args, **kwargs)
+
+    real_empty = candidate_mode.torch.empty
+    monkeypatch.setattr(candidate_mode.torch, "empty", failing_empty)
+    events = Events()
+    if not reported:
+        with pytest.raises(RuntimeError):
+            candidate_mode.run(request, events)
+        return
+    assert candidate_mode.run(request, events) == 0
+    errors_seen = [e for e in events.events if e["ev"] == "error"]
+    assert [(e["phase"], e["kind"]) for e in errors_seen] == [("cuda", "oom")], events.events
+    assert not any(e["ev"] in ("imported", "case") for e in events.events)
+
+
+def torch_oom():
+    import torch
+    return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 MiB.")

@@ -105,6 +105,7 @@ def test_a_reference_out_of_gpu_memory_alone_too_is_a_reference_error(kbx, tmp_p
 @pytest.mark.parametrize("error,is_oom", [
     ("OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 GiB.", True),
     ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate", True),
+    ("RuntimeError: CUDA error: out of memory", True),
     ("RuntimeError: shape mismatch", False),
 ])
 def test_only_gpu_memory_errors_are_computed_again(kbx, tmp_path, error, is_oom):
