@@ -5,13 +5,14 @@ once (a run's lanes start CUDA side by side: on the H200 a job took a median 2.9
 source check to its import, CUDA's start among it, 12 jobs at a time), and tmpfs writes with and
 without huge pages (the job folder's size-capped tmpfs).
 
-    python3 bench/spawn_cost.py [--concurrent 1,4,8,12,16]
+    python3 bench/spawn_cost.py [--concurrent 1,4,8,12,16] [--probe .carry/lib/libkbx_probe.so]
 """
 
 import argparse
 import ast
 import ctypes
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -62,11 +63,14 @@ def cuda_start():
     return time.perf_counter() - t
 
 
-def concurrent_cuda_starts(n):
+def concurrent_cuda_starts(n, probe_lib=None):
     """Forks n children of this torch parent, lets them start CUDA at the same moment, and
-    returns (each child's CUDA start in seconds, the wall time from the go to the last)."""
+    returns (each child's CUDA start in seconds, the wall time from the go to the last). With
+    probe_lib, each child loads kbx's CUPTI probe at CUDA's start as a candidate's worker does
+    (CUDA_INJECTION64_PATH, its records to a file of its own)."""
     go_r, go_w = os.pipe()
     out_r, out_w = os.pipe()
+    probe_dir = tempfile.mkdtemp(prefix="kbx_spawn_probe_")  # the children's records
     pids = []
     for _ in range(n):
         pid = os.fork()
@@ -74,6 +78,9 @@ def concurrent_cuda_starts(n):
             os.close(go_w)
             os.close(out_r)
             os.read(go_r, 1)  # all wait here until the parent closes its end
+            if probe_lib:
+                os.environ["CUDA_INJECTION64_PATH"] = probe_lib
+                os.environ["KBX_PROBE_FILE"] = os.path.join(probe_dir, f"{os.getpid()}.bin")
             try:
                 took = cuda_start()
             except Exception:  # a measurement: a failed start reads as -1
@@ -92,6 +99,7 @@ def concurrent_cuda_starts(n):
     os.close(out_r)
     for pid in pids:
         os.waitpid(pid, 0)
+    shutil.rmtree(probe_dir, ignore_errors=True)
     return [float(x) for x in data.split()], wall
 
 
@@ -120,6 +128,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--concurrent", default="1,4,8,12,16",
                     help="children that start CUDA at once, comma-separated (default %(default)s)")
+    ap.add_argument("--probe", default=os.environ.get("KBX_PROBE_LIB"),
+                    help="libkbx_probe.so: the concurrent starts again with the probe loaded "
+                         "(default $KBX_PROBE_LIB)")
     args = ap.parse_args()
     forks = [in_child(lambda: None)[0] for _ in range(5)]
     print(f"fork of a torch parent: median {statistics.median(forks) * 1e3:.1f} ms")
@@ -133,13 +144,15 @@ def main():
         took = in_child(cuda_start)[1]
         print("CUDA start in a forked child: " +
               (f"{took:.3f} s" if isinstance(took, float) else str(took)))
-        for n in (int(x) for x in args.concurrent.split(",") if x):
-            took, wall = concurrent_cuda_starts(n)
-            failed = sum(1 for x in took if x < 0)
-            ok = sorted(x for x in took if x >= 0) or [float("nan")]
-            print(f"CUDA start in {n} forked children at once: median {statistics.median(ok):.3f} "
-                  f"s, max {ok[-1]:.3f} s, all done {wall:.3f} s after the go"
-                  + (f", {failed} failed" if failed else ""))
+        for probe in (None, args.probe) if args.probe else (None,):
+            for n in (int(x) for x in args.concurrent.split(",") if x):
+                took, wall = concurrent_cuda_starts(n, probe)
+                failed = sum(1 for x in took if x < 0)
+                ok = sorted(x for x in took if x >= 0) or [float("nan")]
+                print(f"CUDA start in {n} forked children at once"
+                      f"{' with the probe' if probe else ''}: median "
+                      f"{statistics.median(ok):.3f} s, max {ok[-1]:.3f} s, all done {wall:.3f} s "
+                      f"after the go" + (f", {failed} failed" if failed else ""))
     else:
         print("CUDA start: no CUDA GPU here")
     print(f"512 MiB into a tmpfs, 5 times (s): plain {tmpfs_write(False)}")
