@@ -242,6 +242,18 @@ std::string quiet_cpu_first_mode() {
   throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
 }
 
+double timer_warmup_ms_from_environment() {
+  const char* from_env = std::getenv("KBX_TIMER_WARMUP_MS");
+  if (from_env == nullptr || *from_env == '\0') return 0;
+  char* end = nullptr;
+  const double ms = std::strtod(from_env, &end);
+  if (end == from_env || *end != '\0' || !(ms > 0 && ms <= 100)) {
+    throw Error(std::string("KBX_TIMER_WARMUP_MS=") + from_env +
+                ": a number of milliseconds above 0 and at most 100 (unset: the timer's 10)");
+  }
+  return ms;
+}
+
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(8, lanes / 2 + 2);
@@ -318,6 +330,13 @@ int run_eval(const EvalOptions& options) {
     if (quiet != "all") say("quiet timing: " + quiet);
     env.slot_at = slot_at;
     env.quiet_cpu_first = quiet_cpu_first_mode();
+    env.timer_warmup_ms = timer_warmup_ms_from_environment();
+    if (env.timer_warmup_ms > 0) {
+      say(
+          fmt::format("timing: candidates' timer warm-up {} ms ($KBX_TIMER_WARMUP_MS; the "
+                      "references' eager timing keeps the timer's own)",
+                      env.timer_warmup_ms));
+    }
     if (env.quiet_cpu_first == "context") {
       say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
           "context is made ($KBX_QUIET_CPU_FIRST=context)");
@@ -386,6 +405,7 @@ int run_eval(const EvalOptions& options) {
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;
+    if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
     r.settings_json = settings.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);

@@ -104,6 +104,12 @@ std::string quiet_timing_mode(const std::string& flag);
 /// anything else.
 std::string quiet_cpu_first_mode();
 
+/// The candidates' timer warm-up in ms from $KBX_TIMER_WARMUP_MS (an experiment: session 29's
+/// bench/timer_overhead.py found 3 ms instead of the timer's 10 ms saves most of a timed case's
+/// fixed cost); 0 when unset (the timer's own). Throws naming the variable unless it is a number
+/// of milliseconds above 0 and at most 100.
+double timer_warmup_ms_from_environment();
+
 /// From when a finishing job frees its lane: the flag's value, else $KBX_FINISHING_FROM, else
 /// "exit"; throws naming the variable and the modes when it is neither exit nor handback.
 std::string finishing_from_mode(const std::string& flag);

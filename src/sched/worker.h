@@ -68,6 +68,9 @@ struct WorkerEnv {
   /// CUDA context made, the candidate's import next: an experiment) or "" (never: frozen from
   /// its start); from $KBX_QUIET_CPU_FIRST (eval's default: "cuda").
   std::string quiet_cpu_first;
+  /// The candidates' timer warm-up in ms (the request's "timer"); 0: the timer's own
+  /// (sched::timer_warmup_ms_from_environment).
+  double timer_warmup_ms = 0;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

@@ -531,6 +531,25 @@ TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
   ::unsetenv("KBX_QUIET_CPU_FIRST");
 }
 
+TEST_F(GpuSlotTest, TimerWarmUpComesFromTheEnvironmentOrIsRefused) {
+  ::unsetenv("KBX_TIMER_WARMUP_MS");
+  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 0.0) << "unset: the timer's own";
+  ::setenv("KBX_TIMER_WARMUP_MS", "3", 1);
+  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 3.0);
+  ::setenv("KBX_TIMER_WARMUP_MS", "2.5", 1);
+  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 2.5);
+  for (const char* bad : {"0", "-1", "101", "3ms", "fast"}) {
+    ::setenv("KBX_TIMER_WARMUP_MS", bad, 1);
+    try {
+      sched::timer_warmup_ms_from_environment();
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("KBX_TIMER_WARMUP_MS"), std::string::npos);
+    }
+  }
+  ::unsetenv("KBX_TIMER_WARMUP_MS");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));

@@ -20,4 +20,6 @@ rm -rf /tmp/tl && mkdir -p /tmp/tl && tar xzf $OUT/call1-warm.tgz -C /tmp/tl
 python3 bench/job_timelines.py /tmp/tl/warm/profile/profile.log.gz | tee $OUT/job-timelines.txt
 # (added in session 28) what the next holder did while the slot sat idle
 python3 bench/slot_idle_who.py /tmp/tl/warm/slot-trace.txt.gz /tmp/tl/warm/profile/profile.log.gz | tee $OUT/slot-idle-who.txt
+# (added in session 29) the references against themselves: speedups near 1 (KBX_TIMER_WARMUP_MS's check)
+.carry/bin/kbx results --db $OUT/warm.db --format csv | python3 bench/self_speedups.py | tee $OUT/self-speedups.txt
 rm -f $OUT/warm.db
