@@ -15,6 +15,7 @@ the holders that came after the longest ones; and from kbx's own steps in the sa
 import argparse
 import collections
 import gzip
+import math
 import re
 import statistics
 
@@ -69,17 +70,16 @@ def read(path):
 def read_trace(path):
     """[(acquire_s, release_s, holder)] per slot lock file, in time order."""
     held, open_at = collections.defaultdict(list), {}
-    with open(path) as f:
-        for line in f:
-            parts = line.split(maxsplit=3)
-            if len(parts) < 4:
-                continue
-            t, what, lock, holder = float(parts[0]), parts[1], parts[2], parts[3].strip()
-            if what == "acquire":
-                open_at[lock] = (t, holder)
-            elif what == "release" and lock in open_at:
-                start, who = open_at.pop(lock)
-                held[lock].append((start, t, who))
+    for line in read(path):  # plain or gzipped
+        parts = line.split(maxsplit=3)
+        if len(parts) < 4:
+            continue
+        t, what, lock, holder = float(parts[0]), parts[1], parts[2], parts[3].strip()
+        if what == "acquire":
+            open_at[lock] = (t, holder)
+        elif what == "release" and lock in open_at:
+            start, who = open_at.pop(lock)
+            held[lock].append((start, t, who))
     return {lock: sorted(spans) for lock, spans in held.items()}
 
 
@@ -107,11 +107,10 @@ def print_trace(path, top):
 def read_pipeline(path):
     """[(seconds, what, who)] of the run's own steps (lines "<t> <what> pipeline <who>")."""
     out = []
-    with open(path) as f:
-        for line in f:
-            parts = line.split(maxsplit=3)
-            if len(parts) == 4 and parts[2] == "pipeline":
-                out.append((float(parts[0]), parts[1], parts[3].strip()))
+    for line in read(path):
+        parts = line.split(maxsplit=3)
+        if len(parts) == 4 and parts[2] == "pipeline":
+            out.append((float(parts[0]), parts[1], parts[3].strip()))
     return out
 
 
@@ -220,22 +219,27 @@ def lane_idleness(steps):
     return starved, idle_with_ready, lanes
 
 
+def _overlap(a, b, lo, hi):
+    """Seconds of [a, b] inside [lo, hi]."""
+    return max(0.0, min(b, hi) - max(a, lo))
+
+
 def candidate_holds(trace_path, lines):
-    """{task: (before, loops, after)}: a candidate's slot, from its grant to its release, split at
-    its first and last timed loop (session 18 on: the timeline's quiet_wanted, else its first
-    timing event less its seconds). Timelines count from the spawn, the trace from the job's
-    start, a few milliseconds earlier: `before` is that much too long."""
+    """{task: (before, loops, after)}: a candidate's slot held, from each grant to its release
+    (several under --slot-at launch, which hands it back between full-size calls), split at its
+    first and last timed loop (session 18 on: the timeline's quiet_wanted, else its first timing
+    event less its seconds). Timelines count from the spawn, the trace from the job's start, a
+    few milliseconds earlier: `before` is that much too long."""
     start = {who: t for t, what, who in read_pipeline(trace_path) if what == "job_start"}
-    granted, released = {}, {}
+    held = {}  # task -> [(acquired, released)]
     for spans_of_lock in read_trace(trace_path).values():
         for acquired, freed, holder in spans_of_lock:
             if holder.startswith("candidate "):
-                granted[holder[len("candidate "):]] = acquired
-                released[holder[len("candidate "):]] = freed
+                held.setdefault(holder[len("candidate "):], []).append((acquired, freed))
     out = {}
     for line in lines:
         m = TIMELINE.match(line)
-        if not m or m.group(1) not in granted or m.group(1) not in start:
+        if not m or m.group(1) not in held or m.group(1) not in start:
             continue
         task, text = m.groups()
         events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
@@ -245,10 +249,10 @@ def candidate_holds(trace_path, lines):
             continue
         asked = [t for t, name in events if name == "quiet_wanted"]
         first = min(asked[:1] + [timings[0][0] - timings[0][1]])
-        grant, release = granted[task] - start[task], released[task] - start[task]
-        last = min(timings[-1][0], release)
-        out[task] = (max(0.0, first - grant), max(0.0, last - max(first, grant)),
-                     max(0.0, release - last))
+        spans_ = [(a - start[task], r - start[task]) for a, r in held[task]]
+        last = min(timings[-1][0], max(r for _, r in spans_))
+        out[task] = tuple(sum(_overlap(a, r, lo, hi) for a, r in spans_)
+                          for lo, hi in ((-math.inf, first), (first, last), (last, math.inf)))
     return out
 
 

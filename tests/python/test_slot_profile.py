@@ -1,0 +1,30 @@
+"""bench/slot_profile.py's split of a candidate's slot: under --slot-at launch a candidate holds
+the slot several times (handed back between full-size calls); every hold counts, before, during
+and after its timed loops, not only the last one."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("slot_profile", ROOT / "bench" / "slot_profile.py")
+slot_profile = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(slot_profile)
+
+
+def test_every_hold_of_a_candidate_is_counted(tmp_path):
+    trace = tmp_path / "trace.txt"
+    # the job starts at 100 s; holds 105-106 (its first full call), 108-112 (its second call,
+    # then the timed loops from 109 to 111.5)
+    trace.write_text("\n".join([
+        "100.0 job_start pipeline T/x",
+        "105.0 acquire gpu-0.lock candidate T/x",
+        "106.0 release gpu-0.lock candidate T/x",
+        "108.0 acquire gpu-0.lock candidate T/x",
+        "112.0 release gpu-0.lock candidate T/x",
+    ]) + "\n")
+    timeline = ("kbx: T/x: timeline: before spawn 0.00 s | 9.00 quiet_wanted | 9.10 quiet_done "
+                "| 10.00 timing perf_a seconds=1.00 | 11.50 timing perf_b seconds=1.00 | 12.00 done")
+    holds = slot_profile.candidate_holds(str(trace), [timeline])
+    before, loops, after = holds["T/x"]
+    assert abs(before - 2.0) < 1e-9  # 105-106 and 108-109
+    assert abs(loops - 2.5) < 1e-9   # 109-111.5
+    assert abs(after - 0.5) < 1e-9   # 111.5-112
