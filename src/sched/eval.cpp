@@ -627,7 +627,12 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
-      if (!alone && out_of_gpu_memory(it->second.error)) {
+      if (alone && out_of_gpu_memory(it->second.error)) {
+        it->second.error =
+            "out of the GPU's memory with the GPU to itself (computed again "
+            "alone, after the rest of the run): " +
+            it->second.error;
+      } else if (out_of_gpu_memory(it->second.error)) {
         say(
             fmt::format("reference {}: out of the GPU's memory beside other work; computed "
                         "again alone once the rest is done",

@@ -52,7 +52,7 @@ REFERENCE = textwrap.dedent('''
 CANDIDATE = "def scale(x, factor):\n    return x * factor\n"
 
 
-def _run(kbx, tmp_path, tasks):
+def _run(kbx, tmp_path, tasks, with_details=False):
     """tasks: {name: always}; runs them with a plain task beside, one lane; (statuses, trace,
     stderr, markers)."""
     suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
@@ -74,7 +74,11 @@ def _run(kbx, tmp_path, tasks):
                str(tmp_path / "cands"), "--device", "cpu", "--track", "any", "--jobs", "1",
                "--db", str(db), env=dict(os.environ, KBX_SLOT_TRACE=str(trace)))
     res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json", check=True)
-    statuses = {r["task"]: r["status"] for r in json.loads(res.stdout)["results"]}
+    results = json.loads(res.stdout)["results"]
+    statuses = {r["task"]: r["status"] for r in results}
+    if with_details:
+        return proc, statuses, _trace(trace), markers, {r["task"]: r.get("detail", "")
+                                                         for r in results}
     return proc, statuses, _trace(trace), markers
 
 
@@ -95,11 +99,13 @@ def test_a_reference_out_of_gpu_memory_beside_others_runs_again_alone(kbx, tmp_p
 
 
 def test_a_reference_out_of_gpu_memory_alone_too_is_a_reference_error(kbx, tmp_path):
-    proc, statuses, _, markers = _run(kbx, tmp_path, {"scale_oom_always": True})
+    proc, statuses, _, markers, details = _run(kbx, tmp_path, {"scale_oom_always": True},
+                                               with_details=True)
     assert statuses == {"Math/scale_oom_always": "reference_error",
                         "Math/scale_plain": "passed"}, proc.stderr
-    # computed twice (beside, then alone), not more
+    # computed twice (beside, then alone), not more; the error says it failed alone
     assert markers["scale_oom_always"].read_text() == "raised\nraised\n"
+    assert "with the GPU to itself" in details["Math/scale_oom_always"], details
 
 
 @pytest.mark.parametrize("error,is_oom", [
