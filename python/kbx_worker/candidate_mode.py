@@ -492,12 +492,15 @@ def _gpu_has_room(device, free_bytes):
         return False
 
 
+FULL_TIERS = ("full", "fresh")  # the full-size cases' tiers: their work holds the timing slot
+
+
 def _slot_cases(cases, twins):
     """The cases whose inputs the worker will want under the slot, in the order it wants them:
     the full-size cases, each timed one followed by its fresh twin."""
     out = []
     for case in cases:
-        if case["tier"] in ("full", "fresh") and not (case.get("fresh_of") and twins):
+        if case["tier"] in FULL_TIERS and not (case.get("fresh_of") and twins):
             out.append(case)
             if case["name"] in twins:
                 out.append(twins[case["name"]])
@@ -849,7 +852,6 @@ def _run(request, channel):
     return 0
 
 
-FULL_TIERS = ("full", "fresh")
 # --slot-at early: the slot is asked for after this many edge and small cases (the candidate
 # imported, its first kernels compiled), and taken between the later ones.
 EARLY_ASK_AFTER = 1
@@ -929,9 +931,9 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
             ran += 1
         later = small[ran:]
         cases = [c for c in cases if c["tier"] in FULL_TIERS]
+    last_full = max((k for k, c in enumerate(cases) if c["tier"] in FULL_TIERS), default=-1)
     for k, case in enumerate(cases):
-        full_call_next = any(c["tier"] in FULL_TIERS for c in cases[k + 1:])
-        if not run_one(case, full_call_next):
+        if not run_one(case, full_call_next=k < last_full):
             return
     if will_time and timed:
         slot.take()

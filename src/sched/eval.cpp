@@ -627,20 +627,21 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
-      if (alone && out_of_gpu_memory(it->second.error)) {
+      if (out_of_gpu_memory(it->second.error)) {
+        if (!alone) {
+          say(
+              fmt::format("reference {}: out of the GPU's memory beside other work; computed "
+                          "again alone once the rest is done",
+                          task));
+          trace_pipeline("refs_deferred", task);
+          std::lock_guard<std::mutex> lock(deferred_mu);
+          deferred.push_back(job);
+          continue;
+        }
         it->second.error =
-            "out of the GPU's memory with the GPU to itself (computed again "
-            "alone, after the rest of the run): " +
+            "out of the GPU's memory with the GPU to itself (computed again alone, after the "
+            "rest of the run): " +
             it->second.error;
-      } else if (out_of_gpu_memory(it->second.error)) {
-        say(
-            fmt::format("reference {}: out of the GPU's memory beside other work; computed "
-                        "again alone once the rest is done",
-                        task));
-        trace_pipeline("refs_deferred", task);
-        std::lock_guard<std::mutex> lock(deferred_mu);
-        deferred.push_back(job);
-        continue;
       }
       trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));
