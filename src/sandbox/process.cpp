@@ -398,6 +398,8 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
     if (ev == "cuda_next" && !st.cuda_answered) {
       st.cuda_answered = true;  // once: a frozen worker reads it when thawed
       answer(request_fd, "ok\n");
+    } else if (ev == "slot_wanted" && st.closed) {
+      out.slot_asked_after_close = true;  // never granted: the caller ends the worker
     } else if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && (s.slot_handback || s.slot_handback_once) && st.held) {
@@ -611,6 +613,12 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
           continue;
         }
         if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
+        if (out.slot_asked_after_close && !exited && !killed_at_done) {
+          // It would wait for a "go" that never comes, holding its lane until the time limit.
+          kill_worker(pid, init_process, false);
+          killed_at_done = true;
+          release_slot(s, slot_state);
+        }
         if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
           kill_worker(pid, init_process, false);
           killed_at_done = true;

@@ -120,6 +120,9 @@ struct Outcome {
   /// Spawn::slot_handback_once worker) and its next grant: [released after, granted after), the
   /// second -1 when it was never granted again. No timing may come inside one.
   std::vector<std::pair<int, int>> slot_gaps;
+  /// The worker asked for the slot again after handing it back for good: it is never granted,
+  /// and the worker was ended at once (its wait would only have run into the time limit).
+  bool slot_asked_after_close = false;
   double slot_wait_seconds = 0;  ///< from "slot_wanted" to the grant
   /// How long it was frozen while other jobs' timed loops ran on a quiet host (Spawn::quiet).
   double frozen_seconds = 0;

@@ -552,6 +552,11 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
   const double t_worker = monotonic_seconds() - t_spawn;
   r.stdout_bytes = o.stdout_bytes + o.stderr_bytes;
   const WorkerReport w = collect(o);
+  if (slot) {  // before the protocol: the worker was ended in the middle of its events
+    if (auto fail = verdict::asked_after_handback(o.slot_asked_after_close)) {
+      return finish(fail->status, fail->detail);
+    }
+  }
   if (auto fail = verdict::protocol_failure(w.protocol_problem)) {
     return finish(fail->status, fail->detail);
   }

@@ -32,6 +32,13 @@ std::optional<Failure> timed_after_handback(int last_timing, int released_after)
                  "times may overlap another job's GPU work)"};
 }
 
+std::optional<Failure> asked_after_handback(bool asked_after_close) {
+  if (!asked_after_close) return std::nullopt;
+  return Failure{Status::TimerTampered,
+                 "the worker asked for the GPU's timing slot again after it had handed it back "
+                 "for good (its slot wait was replaced; it was ended)"};
+}
+
 std::optional<Failure> timed_between_grants(const std::vector<int>& timings,
                                             const std::vector<std::pair<int, int>>& gaps) {
   for (const int at : timings) {

@@ -36,6 +36,10 @@ std::optional<Failure> timed_without_slot(int first_timing, int granted_after);
 /// when never) was timed beside other jobs' GPU work (TimerTampered); nullopt otherwise.
 std::optional<Failure> timed_after_handback(int last_timing, int released_after);
 
+/// A worker that asked for the GPU's timing slot again after handing it back for good (sandbox
+/// ended it then): only a worker whose slot wait was replaced does that (TimerTampered).
+std::optional<Failure> asked_after_handback(bool asked_after_close);
+
 /// timer_tampered when a timing event (by its index among the events) came between an interim
 /// hand-back of the slot and its next grant (sandbox::Outcome::slot_gaps; a gap's end -1: never
 /// granted again).

@@ -149,7 +149,8 @@ TEST_F(GpuSlotTest, ACandidatesSlotDoneIsIgnored) {
 TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   // A candidate (slot_handback_once): its slot_done after its timed loops frees the slot for the
   // next job while it writes its files; asking again gets no "go", and a timing after the
-  // hand-back is not trusted.
+  // hand-back is not trusted; asking again ends the worker at once (it would wait until its
+  // time limit for a "go" that never comes).
   sched::GpuSlot mine("0"), other("0");
   sandbox::Spawn s = handback_worker(&mine, false);
   s.slot_handback_once = true;
@@ -163,10 +164,9 @@ TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   s.argv = {"/bin/bash", "-c",
             "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
             "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"slot_done\"}' >&4; sleep 0.6; "
-            "echo '{\"ev\":\"slot_wanted\"}' >&4; "
-            "if read -t 1 go2 <&3; then echo '{\"ev\":\"granted\"}' >&4; "
-            "else echo '{\"ev\":\"refused\"}' >&4; fi; "
-            "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"done\"}' >&4"};
+            "echo '{\"ev\":\"timing\"}' >&4; echo '{\"ev\":\"slot_wanted\"}' >&4; "
+            "read -t 8 go2 <&3; echo '{\"ev\":\"after_wait\"}' >&4; "
+            "echo '{\"ev\":\"done\"}' >&4"};
   sandbox::Outcome o;
   std::thread worker([&] { o = sandbox::run(s); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -177,8 +177,14 @@ TEST_F(GpuSlotTest, ACandidateHandsItBackOnceAndNeverGetsItAgain) {
   EXPECT_EQ(handed_back, 1) << "once, at its slot_done, not again at its end";
   EXPECT_GE(handed_back_at, 0.0);
   EXPECT_LT(handed_back_at, 0.55) << "at the hand-back, before the worker's 0.6 s sleep ended";
-  ASSERT_EQ(o.events.size(), 7u) << o.stderr_kept;
-  EXPECT_EQ(o.events[4]["ev"], "refused");
+  ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;  // ended at its second slot_wanted
+  EXPECT_EQ(o.events[4]["ev"], "slot_wanted");
+  EXPECT_LT(o.wall_seconds, 4.0) << "not left waiting for a grant that never comes";
+  EXPECT_TRUE(o.slot_asked_after_close);
+  auto asked = verdict::asked_after_handback(o.slot_asked_after_close);
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->status, verdict::Status::TimerTampered);
+  EXPECT_FALSE(verdict::asked_after_handback(false));
   EXPECT_EQ(o.slot_released_after, 3);  // after its slot_done, the third event
   EXPECT_FALSE(
       verdict::timed_without_slot(sched::first_event_index(o, "timing"), o.slot_granted_after));
@@ -249,8 +255,8 @@ TEST_F(GpuSlotTest, AnAgainFromATrustedWorkerOrANonBooleanIsAPlainHandBack) {
             "if read -t 1 go2 <&3; then echo '{\"ev\":\"granted\"}' >&4; "
             "else echo '{\"ev\":\"refused\"}' >&4; fi; echo '{\"ev\":\"done\"}' >&4"};
   sandbox::Outcome o = sandbox::run(s);
-  ASSERT_EQ(o.events.size(), 5u) << o.stderr_kept;
-  EXPECT_EQ(o.events[3]["ev"], "refused");
+  ASSERT_EQ(o.events.size(), 3u) << o.stderr_kept;  // a final hand-back: asking again ends it
+  EXPECT_TRUE(o.slot_asked_after_close);
   EXPECT_EQ(o.slot_released_after, 2);
   EXPECT_TRUE(o.slot_gaps.empty());
   sandbox::Spawn trusted = handback_worker(&mine, true);
