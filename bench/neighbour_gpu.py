@@ -73,9 +73,28 @@ def workloads(device):
     ]
 
 
+def long_burst_ms(timer, count):
+    """count back-to-back L2 scrubs, each between two events: the timer's burst, longer than a
+    time slice (SETTLE_BURST's 8 scrubs take 0.5 ms, less than one)."""
+    record = T._ORIGINALS["torch.cuda.Event.record"]
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(count + 1)]
+    torch.cuda.synchronize()
+    record(marks[0])
+    for k in range(count):
+        timer.scrub.zero_()
+        record(marks[k + 1])
+    torch.cuda.synchronize()
+    return [a.elapsed_time(b) for a, b in zip(marks, marks[1:])]
+
+
 def measure(timer, loads, label):
     burst = timer._burst_ms()
     row = {"burst_contended": T.burst_contended(burst), "burst_max_ms": max(burst)}
+    for count in (40, 160):
+        lb = long_burst_ms(timer, count)
+        print(f"{label:10s} burst of {count} scrubs ({sum(lb):.2f} ms): contended "
+              f"{T.burst_contended(lb)}, median {statistics.median(lb):.3f} max {max(lb):.3f} ms",
+              flush=True)
     for name, fn in loads:
         samples = timer.run(fn)
         row[name] = (statistics.median(samples), max(samples), len(samples))
