@@ -95,6 +95,11 @@ def measure(timer, loads, label):
         print(f"{label:10s} burst of {count} scrubs ({sum(lb):.2f} ms): contended "
               f"{T.burst_contended(lb)}, median {statistics.median(lb):.3f} max {max(lb):.3f} ms",
               flush=True)
+    timer._steady_load = False  # each condition's settle on its own
+    settled, waited = timer.settle()
+    print(f"{label:10s} settle (SETTLE_BURST {T.SETTLE_BURST}): settled={settled} after "
+          f"{waited:.2f} s", flush=True)
+    row["settled"] = settled
     for name, fn in loads:
         samples = timer.run(fn)
         row[name] = (statistics.median(samples), max(samples), len(samples))
@@ -143,7 +148,9 @@ def main():
         base = alone[name][0]
         print(f"  {name:12s} neighbour {running[name][0] / base:6.3f}  frozen "
               f"{frozen[name][0] / base:6.3f}  alone again {again[name][0] / base:6.3f}")
-    return 0
+    ok = alone["settled"] and again["settled"] and not running["settled"] and not frozen["settled"]
+    print("settle sees the neighbour:", "ok" if ok else "NO")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

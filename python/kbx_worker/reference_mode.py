@@ -25,6 +25,7 @@ from .calls import (build_inputs, narrow_shadow, same_bits, save_result, set_tf3
 from .casegen import Ctx, case_seed
 from . import sensitivity, tensorio
 from .taskload import Reference
+from . import timer as timer_module
 from .timer import CudaTimer
 
 
@@ -213,6 +214,7 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):
     phases["remake"] = round(time.perf_counter() - t0, 4)
     t_eager = time.perf_counter()
     ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+    _refuse_contended(timer, case, "eager")
     ev["probe_ids"] = timer.last_ids if timer.probe.active else []
     phases["eager"] = round(time.perf_counter() - t_eager, 4)
     for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
@@ -220,8 +222,25 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):
     if job.get("compile_baseline"):
         t_compiled = time.perf_counter()
         ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
+        if "compile_ms" in ev:
+            _refuse_contended(timer, case, "torch.compile")
         phases["compiled"] = round(time.perf_counter() - t_compiled, 4)
     ev["seconds"] += time.perf_counter() - t0
+
+
+class GpuContended(RuntimeError):
+    """A baseline's timed calls shared the GPU with another process's work that did not drain
+    (kbx computes the task's references again alone, after the rest of the run)."""
+
+
+def _refuse_contended(timer, case, which):
+    """Raises GpuContended when the timer's last run began with another context's work still on
+    the GPU (CudaTimer.settle gave up): the baseline would be slowed by it, every candidate's
+    speedup on the task raised."""
+    if getattr(timer, "last_contended", False):
+        raise GpuContended(
+            f"another process's work shared the GPU while case {case.name}'s {which} baseline "
+            f"was timed (it did not drain in {timer_module.SETTLE_MAX_S:g} s)")
 
 
 def _time_compiled(ref, job, args, kwargs, device, timer):
@@ -301,6 +320,10 @@ def run(request, channel, timer=None):
         timer = CudaTimer(device, **request.get("timer", {}))
     if timer is not None and request.get("gpu_slot"):
         timer.quiet = channel  # eager loops are timed with the other jobs frozen (as configured)
+    if timer is not None:
+        # and only once no other process's work is left on the GPU (its queue drained): the
+        # baselines are shared by every method and run (timer_module's SETTLE_BURST)
+        timer.settles = True
     for job in request["jobs"]:
         t0 = time.perf_counter()
         try:

@@ -35,20 +35,20 @@ WARMUP_MS = 10.0
 WARMUP_MIN_CALLS = 1
 
 # Before a case's timed batches the timer checks that no other CUDA context has work on the GPU:
-# another context's kernels time-slice with the timed calls (on the H200, session 15: a frozen
-# job's kernels still queued when the quiet host began made each 0.33 ms masked_select call 2.6
-# ms, in one of two runs). It times SETTLE_BURST copies of its L2 scrub back to back: alone, they
-# take alike times; with another context's work, some wait out its time slices. When they differ,
-# it waits SETTLE_PAUSE_S (the other work drains) and checks again, up to SETTLE_MAX_S. Work that
-# outlasts that is not a frozen job's queue but a steady load (another user's process): the
-# worker's later cases then check once and do not wait again (the slot would idle for nothing).
-# Off unless KBX_TIMER_SETTLE=1 (kbx passes it on to its workers). On the H200 (session 17,
-# bench/settle_gpu.py) another context's 0.5 s of queued matmuls neither slowed the burst nor the
-# masked_select calls (median 0.161 against 0.162 ms alone; one call of twenty 2.5 ms): the
-# burst saw nothing to wait for, and such a queue was not what slowed masked_select in session
-# 15. Another candidate cause, removed since: the holder's OpenMP pool made on the slot's one CPU
-# (kbx_worker.__main__.start_intra_op_pool). So the settle stays off.
-SETTLE_BURST = 8
+# without MPS the GPU time-slices between contexts, and a frozen job's kernels already queued keep
+# running. It times SETTLE_BURST copies of its L2 scrub back to back: alone, they take alike
+# times; beside another context's work one of them waits out its time slice. When they differ,
+# it waits SETTLE_PAUSE_S (the other work drains) and checks again, up to SETTLE_MAX_S; work that
+# outlasts that is a steady load (a neighbour that queued seconds of work, another user's
+# process): the timer says so (last_contended) and its later cases check once, without waiting.
+# On the H200 (session 30, bench/neighbour_gpu.py) another process's matmuls, running or queued
+# and frozen, doubled calls of 2.7 and 21 ms (1.95x, 2.2x) and left calls of 0.34 ms or less
+# alone (their batches fit between its slices): a hostile candidate could slow the eager
+# baselines timed beside it, every speedup of its method up. Eight scrubs (0.5 ms) never saw it
+# (nor in session 17); the burst is now about 10 ms, longer than a time slice. The reference
+# worker's eager and compile baselines always settle (a contended one is timed again alone, at
+# the run's end); a candidate's timings only with KBX_TIMER_SETTLE=1 (10 ms a case).
+SETTLE_BURST = 160
 SETTLE_PAUSE_S = 0.02
 SETTLE_MAX_S = 1.0
 

@@ -540,11 +540,13 @@ int run_eval(const EvalOptions& options) {
       footprint.remembered(id, remembered_footprint(db, fp, *task_of.at(id), o.device));
     }
   }
-  // Tasks whose references ran out of the GPU's memory beside other work: computed again at
-  // the end, alone on the GPU, before their jobs run (their error stands only then). Otherwise
-  // a candidate holding the GPU's memory could turn another method's tasks into
-  // reference_error (session 29 on the H200: a 32 GiB float64 shadow of an honest reference met
-  // 108 GiB held by the jobs beside it).
+  // Tasks whose references ran out of the GPU's memory beside other work, or whose baselines
+  // met another process's GPU work that did not drain: computed again at the end, alone on the
+  // GPU, before their jobs run (their error stands only then). Otherwise a candidate holding the
+  // GPU's memory could turn another method's tasks into reference_error (session 29 on the
+  // H200: a 32 GiB float64 shadow of an honest reference met 108 GiB held by the jobs beside
+  // it), and one that queues seconds of kernels could slow the eager baselines timed meanwhile
+  // (session 30: 2x for calls of 3 ms and more).
   std::mutex deferred_mu;
   std::vector<ReferenceJob> deferred;
   // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
@@ -627,21 +629,21 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
-      if (out_of_gpu_memory(it->second.error)) {
+      if (const std::string prefix = alone_retry_prefix(it->second.error); !prefix.empty()) {
         if (!alone) {
-          say(
-              fmt::format("reference {}: out of the GPU's memory beside other work; computed "
-                          "again alone once the rest is done",
-                          task));
+          say(fmt::format(
+              "reference {}: {} beside other work; computed again alone once the "
+              "rest is done",
+              task,
+              gpu_contended(it->second.error) ? "baselines timed with another process's GPU work"
+                                              : "out of the GPU's memory"));
           trace_pipeline("refs_deferred", task);
           std::lock_guard<std::mutex> lock(deferred_mu);
           deferred.push_back(job);
           continue;
         }
         it->second.error =
-            "out of the GPU's memory with the GPU to itself (computed again alone, after the "
-            "rest of the run): " +
-            it->second.error;
+            prefix + " (computed again alone, after the rest of the run): " + it->second.error;
       }
       trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));

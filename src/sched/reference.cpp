@@ -106,6 +106,16 @@ bool out_of_gpu_memory(const std::string& error) {
          error.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
 }
 
+bool gpu_contended(const std::string& error) {
+  return error.starts_with("GpuContended:");
+}
+
+std::string alone_retry_prefix(const std::string& error) {
+  if (out_of_gpu_memory(error)) return "out of the GPU's memory with the GPU to itself";
+  if (gpu_contended(error)) return "another process's GPU work even with the GPU to itself";
+  return "";
+}
+
 std::vector<std::string> tiers_for(const std::string& device) {
   if (device == "cpu") return {"edge", "small"};
   return {"edge", "small", "full"};

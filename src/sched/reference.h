@@ -53,6 +53,17 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
 /// GPU that may be the others' doing, so it is no verdict until it failed alone.
 bool out_of_gpu_memory(const std::string& error);
 
+/// Whether a reference's error is its baselines' timing refused because another process's work
+/// on the GPU did not drain (the worker's GpuContended): beside other jobs that may be a
+/// candidate's doing (a queue of seconds of kernels, left running while it is frozen), so it is
+/// timed again alone.
+bool gpu_contended(const std::string& error);
+
+/// What a reference's error needs before it stands: computed again with the GPU to itself
+/// (out_of_gpu_memory, gpu_contended). Empty when the error stands as it is; else the words that
+/// prefix the error should it fail alone too.
+std::string alone_retry_prefix(const std::string& error);
+
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an
 /// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm

@@ -545,6 +545,13 @@ has none), run by `tests/python/test_gpu_memory_hog.py` from `bench/sandbox_gpu.
 | attack | candidate path | expected status |
 |---|---|---|
 | gpu_memory_hog | gpu_memory_hog/Activation/relu.py | passed, and every other task of the run passed (no reference_error, no oom) |
+
+Also by hand, run by `bench/neighbour_attack_gpu.sh` (a candidate's queue of GPU work left
+running outside the timing slot, which time-slices with the baselines timed beside it):
+
+| attack | candidate path | expected status |
+|---|---|---|
+| neighbour_queue | neighbour_queue/Activation/relu.py | passed, and the eager baselines of the tasks beside it within a few percent of a run without it (a contended one computed again alone) |
 """
 
 

@@ -112,10 +112,13 @@ def test_a_reference_out_of_gpu_memory_alone_too_is_a_reference_error(kbx, tmp_p
     ("OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 GiB.", True),
     ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate", True),
     ("RuntimeError: CUDA error: out of memory", True),
+    ("GpuContended: another process's work shared the GPU while case perf's eager baseline "
+     "was timed (it did not drain in 1 s)", True),
     ("RuntimeError: shape mismatch", False),
 ])
 def test_only_gpu_memory_errors_are_computed_again(kbx, tmp_path, error, is_oom):
-    """Any other reference error stands at once (computed once)."""
+    """A GPU out-of-memory error or a baseline timed beside another process's GPU work is
+    computed again alone; any other reference error stands at once (computed once)."""
     name = "scale_broken"
     suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
     cands.mkdir(parents=True)
@@ -127,6 +130,9 @@ def test_only_gpu_memory_errors_are_computed_again(kbx, tmp_path, error, is_oom)
     (suite / "Math" / name / "reference.py").write_text(textwrap.dedent(f'''
         import torch
         from kbx_worker.casegen import Case
+
+        class GpuContended(RuntimeError):  # as kbx_worker.reference_mode's, by its name
+            pass
 
         def scale(x, factor):
             return x * factor
