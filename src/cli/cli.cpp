@@ -398,7 +398,8 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "autotuner's trials too, hold the slot) or early (after its first edge or "
                    "small case, taken between the later ones, which run after the slot's "
                    "hand-back: no slot idle while the next job finishes its small cases) "
-                   "(default: $KBX_SLOT_AT, else call)")
+                   "(default: $KBX_SLOT_AT, else launch: on the H200 a cold torch.compile set took "
+                   "3.51 s per kernel against 4.22 s, session 30)")
       ->check(CLI::IsMember(sched::kSlotAtModes));
   eval->add_option("--reference-workers", ev.reference_workers,
                    "reference workers at once, each computing a chunk of tasks' references while "

@@ -226,7 +226,7 @@ std::string quiet_timing_mode(const std::string& flag) {
 }
 
 std::string slot_at_mode(const std::string& flag) {
-  return mode_from(flag, "KBX_SLOT_AT", "call", kSlotAtModes, "slot");
+  return mode_from(flag, "KBX_SLOT_AT", "launch", kSlotAtModes, "slot");
 }
 
 std::string finishing_from_mode(const std::string& flag) {

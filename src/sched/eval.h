@@ -44,7 +44,7 @@ struct EvalOptions {
   /// empty: $KBX_QUIET_TIMING, else "all".
   std::string quiet_timing;
   /// When a candidate asks for the GPU's timing slot (worker.h, WorkerEnv::slot_at): "call",
-  /// "launch" or "early"; empty: $KBX_SLOT_AT, else "call".
+  /// "launch" or "early"; empty: $KBX_SLOT_AT, else "launch".
   std::string slot_at;
   /// --gpus: the GPUs jobs run on (resolve_gpus); empty: CUDA_VISIBLE_DEVICES's first GPU.
   std::vector<std::string> gpus;
@@ -114,7 +114,7 @@ double timer_warmup_ms_from_environment();
 /// "exit"; throws naming the variable and the modes when it is neither exit nor handback.
 std::string finishing_from_mode(const std::string& flag);
 
-/// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "call";
+/// When candidates ask for the timing slot: the flag's value, else $KBX_SLOT_AT, else "launch";
 /// throws naming the variable and the modes when it is none of call, launch and early.
 std::string slot_at_mode(const std::string& flag);
 

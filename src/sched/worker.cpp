@@ -165,6 +165,13 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "1") {
     overrides["KBX_TIMER_SETTLE"] = "1";
   }
+  // The reference worker's settle before its baselines (on by default since session 30: a
+  // neighbour's queued GPU work doubled 3 ms calls on the H200); KBX_BASELINE_SETTLE=0 turns it
+  // off, should its check misjudge a GPU
+  if (const char* settle = std::getenv("KBX_BASELINE_SETTLE");
+      settle && std::string(settle) == "0") {
+    overrides["KBX_BASELINE_SETTLE"] = "0";
+  }
   // Inductor's compile workers per job (torch.compile candidates): by default one per CPU, a
   // pool in each of the lanes' jobs; KBX_INDUCTOR_THREADS=N sets TORCHINDUCTOR_COMPILE_THREADS
   // (an experiment for the compile workload, not measured on a GPU yet)

@@ -518,7 +518,7 @@ TEST_F(GpuSlotTest, RunModesComeFromTheFlagThenTheEnvironment) {
   expect_mode_from_flag_then_environment({sched::quiet_timing_mode, "KBX_QUIET_TIMING", "all",
                                           "host-bound", "sometimes", "host-bound, all or off"});
   expect_mode_from_flag_then_environment(
-      {sched::slot_at_mode, "KBX_SLOT_AT", "call", "early", "whenever", "call, launch or early"});
+      {sched::slot_at_mode, "KBX_SLOT_AT", "launch", "early", "whenever", "call, launch or early"});
   expect_mode_from_flag_then_environment({sched::finishing_from_mode, "KBX_FINISHING_FROM", "exit",
                                           "handback", "verdict", "exit or handback"});
 }

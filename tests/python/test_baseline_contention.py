@@ -60,6 +60,13 @@ def test_a_baseline_timed_beside_other_work_fails_its_task_with_gpu_contended(tm
     assert timer.settles  # the worker turned the settle on for its baselines
 
 
+def test_kbx_baseline_settle_0_turns_the_settle_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("KBX_BASELINE_SETTLE", "0")
+    timer = ContendedTimer(contended=set())
+    _run(tmp_path, timer)
+    assert timer.settles is False
+
+
 def test_a_baseline_on_a_drained_gpu_is_sent(tmp_path):
     events = _run(tmp_path, ContendedTimer(contended=set()))
     assert not [e for e in events if e["ev"] == "task_error"], events

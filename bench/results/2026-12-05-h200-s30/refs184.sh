@@ -2,7 +2,8 @@
 # Session 30: the 184 references as candidates, warm eager timings (session 25 call 3's
 # database), empty reference cache, as session 29's call 2 (184.5 s pipeline, 189.4 s wall), run
 # once per variant named in VARIANTS (each about 3.5 min; two fit in one device call):
-#   base      the defaults
+#   base      the defaults (--slot-at launch since session 30)
+#   call      KBX_SLOT_AT=call (the default before session 30; session 29: 189.4 s wall)
 #   jobs16    --jobs 16 (the default is 12 on 16 cores: more jobs ready when the slot frees?)
 #   launch    KBX_SLOT_AT=launch (hand-backs between full-size calls)
 #   warmup3   KBX_TIMER_WARMUP_MS=3
@@ -16,6 +17,7 @@ for v in ${VARIANTS:-base}; do
   case $v in
     base) (OUT=$ROOT/$v bash bench/results/2026-12-04-h200-s27/next-call2.sh) ;;
     jobs16) (export JOBS=16; sed 's/^unset JOBS /unset /' bench/results/2026-12-04-h200-s27/next-call2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
+    call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash bench/results/2026-12-04-h200-s27/next-call2.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash bench/results/2026-12-04-h200-s27/next-call2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash bench/results/2026-12-04-h200-s27/next-call2.sh) ;;
     *) echo "unknown variant $v" ;;
