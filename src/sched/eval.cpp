@@ -631,12 +631,10 @@ int run_eval(const EvalOptions& options) {
       if (it == refs.end()) continue;
       if (const std::string prefix = alone_retry_prefix(it->second.error); !prefix.empty()) {
         if (!alone) {
-          say(fmt::format(
-              "reference {}: {} beside other work; computed again alone once the "
-              "rest is done",
-              task,
-              gpu_contended(it->second.error) ? "baselines timed with another process's GPU work"
-                                              : "out of the GPU's memory"));
+          say(fmt::format("reference {}: {}; computed again alone once the rest is done", task,
+                          gpu_contended(it->second.error)
+                              ? "its baselines met another process's GPU work that did not drain"
+                              : "out of the GPU's memory beside other work"));
           trace_pipeline("refs_deferred", task);
           std::lock_guard<std::mutex> lock(deferred_mu);
           deferred.push_back(job);
