@@ -7,8 +7,8 @@ work during its untimed small cases, outside the timing slot. Without MPS, the G
 between contexts: a timed call longer than a slice could be stretched by a neighbour's work, and a
 hostile candidate could use that to slow the eager baselines timed beside it (every speedup of
 its method up) or its siblings' timings. Session 17 saw no effect on a 0.16 ms call beside 0.5 s
-of matmuls; this measures longer calls, with the neighbour running and frozen (SIGSTOP, as the
-quiet host's cgroup freeze leaves its queue).
+of matmuls (bench/settle_gpu.py, which this replaces); this measures longer calls, with the
+neighbour running and frozen (SIGSTOP, as the quiet host's cgroup freeze leaves its queue).
 
 Times with kbx's CudaTimer (no probe, no quiet host) calls of about 0.1, 1, 3 and 20 ms:
   alone             nothing else on the GPU
