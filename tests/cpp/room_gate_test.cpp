@@ -165,5 +165,24 @@ TEST(ChunkWrittenBytes, ATaskWithItsFilesWrittenCountsItsWholeGuess) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReferenceRetryAlone, OnlyGpuMemoryAndContendedBaselinesAreComputedAgainAlone) {
+  // The worker's "type: message" of a task's failure (sched/reference.cpp)
+  const std::string oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 GiB";
+  const std::string contended =
+      "GpuContended: another process's work shared the GPU while case perf's eager baseline was "
+      "timed (it did not drain in 1 s)";
+  const std::string broken = "RuntimeError: shape mismatch";
+  EXPECT_TRUE(out_of_gpu_memory(oom));
+  EXPECT_FALSE(gpu_contended(oom));
+  EXPECT_TRUE(gpu_contended(contended));
+  EXPECT_FALSE(out_of_gpu_memory(contended));
+  // only the worker's exception type counts, not the words in another error's message
+  EXPECT_FALSE(gpu_contended("RuntimeError: GpuContended: no"));
+  EXPECT_NE(alone_retry_prefix(oom).find("memory"), std::string::npos);
+  EXPECT_NE(alone_retry_prefix(contended).find("another process's GPU work"), std::string::npos);
+  EXPECT_EQ(alone_retry_prefix(broken), "");
+  EXPECT_EQ(alone_retry_prefix(""), "");
+}
+
 }  // namespace
 }  // namespace kbx::sched
