@@ -95,5 +95,7 @@ def test_the_workers_own_objects_are_frozen_while_the_candidate_runs(tmp_path):
     assert gc.get_freeze_count() == 0
     job = _run_candidate(tmp_path, FREEZE_CANDIDATE)
     at_import, at_call = json.loads((job / "frozen.json").read_text())
-    assert at_import > 10000 and at_call >= at_import  # torch's objects, at least
+    # torch's objects, at least, at import and still at the call (a frozen object that is freed
+    # leaves the count: CI saw 216796 at import and 216794 at the call, so no ">=")
+    assert at_import > 10000 and at_call > 10000
     assert gc.get_freeze_count() == 0
