@@ -400,7 +400,7 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
       answer(request_fd, "ok\n");
     } else if (ev == "slot_wanted" && st.closed) {
       out.slot_asked_after_close = true;  // never granted: the caller ends the worker
-    } else if (st.wanted_at < 0 && ev == "slot_wanted" && !st.closed) {
+    } else if (st.wanted_at < 0 && ev == "slot_wanted") {
       st.wanted_at = monotonic_seconds() - t0;
     } else if (ev == "slot_done" && (s.slot_handback || s.slot_handback_once) && st.held) {
       // A candidate's interim hand-back (--slot-at launch, between its full-size calls): it may
@@ -520,7 +520,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
                      init ? init->read : -1};
   std::string init_text;
   InitProcess init_process;
-  bool exited = false, timed_out = false, killed_at_done = false, events_refused = false;
+  bool exited = false, timed_out = false, ended_by_kbx = false, events_refused = false;
   size_t done_scan = 0;
   int status = 0;
   char buf[65536];
@@ -613,15 +613,15 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
           continue;
         }
         if (s.slot) note_slot_events(s, out, slot_state, t0, worker_pid(), request_fd);
-        if (out.slot_asked_after_close && !exited && !killed_at_done) {
+        if (out.slot_asked_after_close && !exited && !ended_by_kbx) {
           // It would wait for a "go" that never comes, holding its lane until the time limit.
           kill_worker(pid, init_process, false);
-          killed_at_done = true;
+          ended_by_kbx = true;
           release_slot(s, slot_state);
         }
-        if (s.end_at_done && !exited && !killed_at_done && said_done(out, done_scan)) {
+        if (s.end_at_done && !exited && !ended_by_kbx && said_done(out, done_scan)) {
           kill_worker(pid, init_process, false);
-          killed_at_done = true;
+          ended_by_kbx = true;
           release_slot(s, slot_state);
         }
       } else if (probe && p.fd == probe->read) {
@@ -662,8 +662,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   out.stderr_bytes = cap_err.total;
   if (timed_out) {
     out.end = Outcome::End::TimedOut;
-  } else if (killed_at_done && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-    out.end = Outcome::End::Exited;  // our kill at its "done", not its own end
+  } else if (ended_by_kbx && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    out.end = Outcome::End::Exited;  // our kill (at its "done", or a refused ask), not its own end
     out.exit_code = 0;
   } else if (WIFSIGNALED(status)) {
     out.end = Outcome::End::Signaled;
