@@ -39,6 +39,21 @@ def preload_lazy_torch_modules():
         pass
 
 
+def preload_compiler_modules():
+    """Imports torch.compile's front and back end (Dynamo, Inductor and what they pull in: about
+    960 modules, 2 s of CPU on the CPU machine, more on a loaded host). The warm parent does it
+    once, on a GPU run, so that a candidate or reference that calls torch.compile does not import
+    them again in every job; a job that never compiles pays nothing (its pages are the parent's).
+    Importing them reads the process's paths (tempfile's folder, Dynamo's debug folder under the
+    current folder): a forked job takes its own again (zygote._forget_parent_paths).
+    A test: tests/python/test_preload.py."""
+    try:
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.compile_fx  # noqa: F401
+    except Exception:  # a torch without them, or one that cannot compile: nothing to preload
+        pass
+
+
 def start_intra_op_pool():
     """Makes torch's CPU thread pool (OpenMP's, which MKL's LAPACK shares) now, at the worker's
     start. A thread gets the CPUs of the thread that makes it: a pool made at the first parallel

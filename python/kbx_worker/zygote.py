@@ -68,6 +68,7 @@ def _child(job, fds, sock):
         os.chdir(job["cwd"])
         os.environ.clear()
         os.environ.update(job["env"])
+        _forget_parent_paths()
         sys.argv = ["kbx_worker"]
         from .__main__ import main
         code = main(["--request-fd", "3", "--event-fd", "4"])
@@ -84,6 +85,22 @@ def _child(job, fds, sock):
         os._exit(code or 0)
 
 
+def _forget_parent_paths():
+    """Paths that modules imported in the parent worked out from its own folder and environment
+    (a folder of kbx's that no job may see) are worked out again from the job's: tempfile's
+    temporary folder (cached by its first use; Inductor's cache goes under it) and Dynamo's debug
+    folder (under the folder it was imported in)."""
+    import tempfile
+    tempfile.tempdir = None
+    config = sys.modules.get("torch._dynamo.config")
+    default = getattr(config, "default_debug_dir_root", None)
+    if callable(default):
+        try:
+            config.debug_dir_root = default()
+        except Exception:  # a torch whose config refuses it: its debug output is off by default
+            pass
+
+
 def _send(sock, **msg):
     sock.send(json.dumps(msg).encode())
 
@@ -93,10 +110,12 @@ def main(argv=None):
     p.add_argument("--socket-fd", type=int, required=True)
     p.add_argument("--preload-lazy-torch", action="store_true",
                    help="import what torch loads on first use (a GPU run: __main__.py says why)")
+    p.add_argument("--preload-compiler", action="store_true",
+                   help="import torch.compile's Dynamo and Inductor once for all jobs")
     opts = p.parse_args(argv)
     sock = socket.socket(fileno=opts.socket_fd)
     import numpy  # noqa: F401  (warm: the imports every worker needs)
-    import torch  # noqa: F401
+    import torch
     try:
         import triton  # noqa: F401
         import triton.language  # noqa: F401
@@ -106,6 +125,11 @@ def main(argv=None):
     if opts.preload_lazy_torch:
         from .__main__ import preload_lazy_torch_modules
         preload_lazy_torch_modules()
+    if opts.preload_compiler:
+        from .__main__ import preload_compiler_modules
+        preload_compiler_modules()
+    if torch.cuda.is_initialized():  # a child could not use CUDA: kbx starts its jobs cold
+        raise SystemExit("kbx_worker.zygote: an import initialised CUDA in the warm parent")
     _send(sock, ev="ready")  # kbx's wait for each fork starts now, not during the imports
     children = set()
     while True:

@@ -242,6 +242,16 @@ std::string quiet_cpu_first_mode() {
   throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
 }
 
+bool preload_compiler(const std::string& device) {
+  const char* from_env = std::getenv("KBX_PRELOAD_COMPILER");
+  const std::string mode = from_env ? from_env : "";
+  if (mode.empty()) return device == "cuda";
+  if (mode == "1" || mode == "0") return mode == "1";
+  throw Error("KBX_PRELOAD_COMPILER=" + mode +
+              ": use 1 (import torch.compile's modules in the warm parents) or 0 (not); unset: on "
+              "a GPU run only");
+}
+
 double timer_warmup_ms_from_environment() {
   const char* from_env = std::getenv("KBX_TIMER_WARMUP_MS");
   if (from_env == nullptr || *from_env == '\0') return 0;
@@ -428,15 +438,22 @@ int run_eval(const EvalOptions& options) {
 
   std::map<std::string, const suite::Task*> task_of;
   for (const auto& c : pending) task_of[c.task] = suite.find(c.task);
-  // Candidates fork from a warm parent (started again when one dies); references and judges run
-  // as plain processes.
+  // Candidates fork from a warm parent (started again when one dies); references and judges
+  // from another (below).
   const fs::path warm_home = env.work_dir / "trusted" / "warm-parent";
   fs::create_directories(warm_home);
   // On a GPU the parent also imports what torch loads lazily (its first use would otherwise fall
   // inside a candidate's hold of the timing slot); on the CPU there is no slot to keep it out of.
   std::vector<std::string> warm_args{"--socket-fd", "3"};
   if (o.device == "cuda") warm_args.push_back("--preload-lazy-torch");
-  WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
+  // torch.compile's modules: once in the candidates' parent rather than in every candidate that
+  // compiles; in the references' parent only for torch.compile baselines (its start delays the
+  // first reference)
+  const bool compiler = preload_compiler(o.device);
+  std::vector<std::string> cand_warm_args = warm_args;
+  if (compiler) cand_warm_args.push_back("--preload-compiler");
+  if (compiler && o.compile_baseline && o.time) warm_args.push_back("--preload-compiler");
+  WarmParents warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", cand_warm_args),
                    worker_environment(env, warm_home), warm_home);
   // References and judges (trusted code only) fork from a warm parent of their own: a chunk's
   // worker then skips the interpreter's start and torch's import (seconds each on a loaded host),

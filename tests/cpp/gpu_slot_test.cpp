@@ -537,6 +537,19 @@ TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {
   ::unsetenv("KBX_QUIET_CPU_FIRST");
 }
 
+TEST_F(GpuSlotTest, CompilerPreloadIsOnForGpuRunsUnlessTheEnvironmentSays) {
+  ::unsetenv("KBX_PRELOAD_COMPILER");
+  EXPECT_TRUE(sched::preload_compiler("cuda"));
+  EXPECT_FALSE(sched::preload_compiler("cpu"));
+  ::setenv("KBX_PRELOAD_COMPILER", "1", 1);
+  EXPECT_TRUE(sched::preload_compiler("cpu"));
+  ::setenv("KBX_PRELOAD_COMPILER", "0", 1);
+  EXPECT_FALSE(sched::preload_compiler("cuda"));
+  ::setenv("KBX_PRELOAD_COMPILER", "yes", 1);
+  EXPECT_THROW(sched::preload_compiler("cuda"), Error);
+  ::unsetenv("KBX_PRELOAD_COMPILER");
+}
+
 TEST_F(GpuSlotTest, TimerWarmUpComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_TIMER_WARMUP_MS");
   EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 0.0) << "unset: the timer's own";

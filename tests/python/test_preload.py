@@ -1,5 +1,6 @@
 """What a GPU worker imports at its start so that it is not imported inside the timing slot."""
 
+import json
 import os
 import pathlib
 import subprocess
@@ -56,3 +57,53 @@ def test_the_cpu_thread_pool_is_made_before_any_pin():
     out = subprocess.run([sys.executable, "-c", POOL], capture_output=True, text=True,
                          check=True, env=env).stdout.split()
     assert int(out[0]) >= 1 and out[1:] == ["0", "True"], out
+
+
+# A candidate that checks, at its import, whether torch.compile's modules came with the warm
+# parent and whether the paths those imports cache are its own, not the parent's folder.
+PATHS_CANDIDATE = """
+import json
+import os
+import sys
+import tempfile
+
+import torch
+
+preloaded = "torch._dynamo" in sys.modules
+if preloaded != {expect}:
+    raise RuntimeError(f"torch._dynamo imported before the candidate: {{preloaded}}, not {expect}")
+if tempfile.gettempdir() != os.environ["TMPDIR"]:
+    raise RuntimeError(f"tempfile's folder {{tempfile.gettempdir()}}, not the job's "
+                       f"{{os.environ['TMPDIR']}}")
+if preloaded:
+    import torch._dynamo.config as dynamo_config
+    if hasattr(dynamo_config, "default_debug_dir_root"):
+        want = os.path.join(os.getcwd(), "torch_compile_debug")
+        if dynamo_config.debug_dir_root != want:
+            raise RuntimeError(f"Dynamo's debug folder {{dynamo_config.debug_dir_root}}, not {{want}}")
+
+
+def relu(input, inplace=False):
+    return torch.relu_(input) if inplace else torch.relu(input)
+"""
+
+
+def _relu_status(kbx, tmp_path, preload):
+    cands = tmp_path / f"cands{preload}" / "Activation"
+    cands.mkdir(parents=True)
+    (cands / "relu.py").write_text(PATHS_CANDIDATE.format(expect=preload == "1"))
+    db = tmp_path / f"k{preload}.db"
+    env = dict(os.environ, KBX_PRELOAD_COMPILER=preload)
+    kbx("eval", "--method", "m", "--candidates", str(cands.parent), "--tasks", "Activation/relu",
+        "--device", "cpu", "--track", "any", "--db", str(db), check=True, env=env)
+    out = kbx("results", "--db", str(db), "--format", "json", check=True).stdout
+    return [(r["status"], r.get("error", "")) for r in json.loads(out)["results"]]
+
+
+def test_the_warm_parent_preloads_torch_compile_and_jobs_keep_their_own_paths(kbx, tmp_path):
+    # with the preload (a GPU run's default, forced here on the CPU) the candidate finds Dynamo
+    # imported, and tempfile's folder and Dynamo's debug folder are the job's own: both were
+    # first worked out in the warm parent's folder, which no job may see
+    assert _relu_status(kbx, tmp_path, "1") == [("passed", "")]
+    # without it (a CPU run's default) the candidate imports them itself
+    assert _relu_status(kbx, tmp_path, "0") == [("passed", "")]
