@@ -646,19 +646,17 @@ int run_eval(const EvalOptions& options) {
       }
       auto it = refs.find(task + "|ref");
       if (it == refs.end()) continue;
-      if (const std::string prefix = alone_retry_prefix(it->second.error); !prefix.empty()) {
+      if (const auto retry = alone_retry(it->second.error)) {
         if (!alone) {
           say(fmt::format("reference {}: {}; computed again alone once the rest is done", task,
-                          gpu_contended(it->second.error)
-                              ? "its baselines met another process's GPU work that did not drain"
-                              : "out of the GPU's memory beside other work"));
+                          retry->deferred_because));
           trace_pipeline("refs_deferred", task);
           std::lock_guard<std::mutex> lock(deferred_mu);
           deferred.push_back(job);
           continue;
         }
-        it->second.error =
-            prefix + " (computed again alone, after the rest of the run): " + it->second.error;
+        it->second.error = retry->prefix + " (computed again alone, after the rest of the run): " +
+                           it->second.error;
       }
       trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));

@@ -110,10 +110,16 @@ bool gpu_contended(const std::string& error) {
   return error.starts_with("GpuContended:");
 }
 
-std::string alone_retry_prefix(const std::string& error) {
-  if (out_of_gpu_memory(error)) return "out of the GPU's memory with the GPU to itself";
-  if (gpu_contended(error)) return "another process's GPU work even with the GPU to itself";
-  return "";
+std::optional<AloneRetry> alone_retry(const std::string& error) {
+  if (out_of_gpu_memory(error)) {
+    return AloneRetry{"out of the GPU's memory beside other work",
+                      "out of the GPU's memory with the GPU to itself"};
+  }
+  if (gpu_contended(error)) {
+    return AloneRetry{"its baselines met another process's GPU work that did not drain",
+                      "another process's GPU work even with the GPU to itself"};
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> tiers_for(const std::string& device) {

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,10 +60,15 @@ bool out_of_gpu_memory(const std::string& error);
 /// timed again alone.
 bool gpu_contended(const std::string& error);
 
-/// What a reference's error needs before it stands: computed again with the GPU to itself
-/// (out_of_gpu_memory, gpu_contended). Empty when the error stands as it is; else the words that
-/// prefix the error should it fail alone too.
-std::string alone_retry_prefix(const std::string& error);
+/// Why a reference's error is no verdict yet: it is computed again with the GPU to itself.
+struct AloneRetry {
+  std::string deferred_because;  ///< said when the task is put off ("out of the GPU's memory ...")
+  std::string prefix;            ///< put before the error should it fail alone too
+};
+
+/// What a reference's error needs before it stands (out_of_gpu_memory, gpu_contended): nullopt
+/// when it stands as it is.
+std::optional<AloneRetry> alone_retry(const std::string& error);
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and
 /// returns the cases per "task|label". Jobs whose out_dir holds a complete cases.json from an

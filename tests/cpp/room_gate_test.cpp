@@ -178,10 +178,14 @@ TEST(ReferenceRetryAlone, OnlyGpuMemoryAndContendedBaselinesAreComputedAgainAlon
   EXPECT_FALSE(out_of_gpu_memory(contended));
   // only the worker's exception type counts, not the words in another error's message
   EXPECT_FALSE(gpu_contended("RuntimeError: GpuContended: no"));
-  EXPECT_NE(alone_retry_prefix(oom).find("memory"), std::string::npos);
-  EXPECT_NE(alone_retry_prefix(contended).find("another process's GPU work"), std::string::npos);
-  EXPECT_EQ(alone_retry_prefix(broken), "");
-  EXPECT_EQ(alone_retry_prefix(""), "");
+  ASSERT_TRUE(alone_retry(oom).has_value());
+  EXPECT_NE(alone_retry(oom)->prefix.find("memory"), std::string::npos);
+  EXPECT_NE(alone_retry(oom)->deferred_because.find("beside other work"), std::string::npos);
+  ASSERT_TRUE(alone_retry(contended).has_value());
+  EXPECT_NE(alone_retry(contended)->prefix.find("another process's GPU work"), std::string::npos);
+  EXPECT_NE(alone_retry(contended)->deferred_because.find("did not drain"), std::string::npos);
+  EXPECT_FALSE(alone_retry(broken).has_value());
+  EXPECT_FALSE(alone_retry("").has_value());
 }
 
 }  // namespace
