@@ -1,5 +1,18 @@
 """Stand-ins for the worker's channel and CUDA timer, for testing worker modes on the CPU."""
 
+# A task's reference with one small and one full case: x * factor
+SCALE_REFERENCE = """
+import torch
+from kbx_worker.casegen import Case
+
+def scale(x, factor):
+    return x * factor
+
+def cases():
+    return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
+            Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
+"""
+
 
 class Events:
     """Collects what a worker mode sends, as the supervisor would receive it."""

@@ -4,23 +4,12 @@ doubled calls of 3 ms and more, session 30) makes the task's references fail wit
 which kbx computes again alone after the rest of the run (tests/python/test_reference_oom.py
 runs that through kbx). Stand-in timers: the real one needs CUDA."""
 
-import textwrap
-
 import pytest
 
-from standins import Events, StandInTimer
+from standins import Events, SCALE_REFERENCE, StandInTimer
 from kbx_worker import reference_mode
 
-REFERENCE = textwrap.dedent('''
-    from kbx_worker.casegen import Case
-
-    def scale(x, factor):
-        return x * factor
-
-    def cases():
-        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
-                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
-''')
+REFERENCE = SCALE_REFERENCE
 
 
 class ContendedTimer(StandInTimer):

@@ -7,21 +7,11 @@ import textwrap
 
 import torch
 
-from standins import Events, StandInTimer, run_reference
+from standins import Events, SCALE_REFERENCE, StandInTimer, run_reference
 from kbx_worker import candidate_mode
 from kbx_worker.tensorio import read_kbt
 
-REFERENCE = textwrap.dedent('''
-    import torch
-    from kbx_worker.casegen import Case
-
-    def scale(x, factor):
-        return x * factor
-
-    def cases():
-        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
-                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
-''')
+REFERENCE = SCALE_REFERENCE
 
 
 # The scalar argument is drawn from the seed too (as logspace's start and end are): the twin's

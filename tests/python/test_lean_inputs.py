@@ -12,23 +12,13 @@ import pytest
 import torch
 
 from conftest import ROOT
-from standins import Events, run_reference
+from standins import Events, SCALE_REFERENCE, run_reference
 from kbx_worker import candidate_mode
 
 # the candidates (honest and hostile) of tests/adversarial/verdict/lean_inputs
 LEAN = ROOT / "tests" / "adversarial" / "verdict" / "lean_inputs" / "Math"
 
-PLAIN = textwrap.dedent('''
-    import torch
-    from kbx_worker.casegen import Case
-
-    def scale(x, factor):
-        return x * factor
-
-    def cases():
-        return [Case("small_one", "small", lambda c: ((c.randn(8), 2.0), {})),
-                Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
-''')
+PLAIN = SCALE_REFERENCE
 
 IN_PLACE = textwrap.dedent('''
     from kbx_worker.casegen import Case
