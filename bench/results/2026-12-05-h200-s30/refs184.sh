@@ -7,6 +7,8 @@
 #   jobs16    --jobs 16 (the default is 12 on 16 cores: more jobs ready when the slot frees?)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
+#   nopreload KBX_PRELOAD_COMPILER=0 (session 31: the candidates' warm parent imports Dynamo and
+#             Inductor by default on a GPU, 2 s or more at its start; does the first job wait?)
 # Since session 30's baseline settle the reference worker's sources changed, so session 25's
 # database no longer gives the eager timings (their key holds the worker's hash). The eager
 # timings come from EAGER_DB, else from /var/tmp/kbx-eager-s30.db (kept by an earlier run on this
@@ -32,6 +34,7 @@ for v in ${VARIANTS:-base}; do
     jobs16) (export JOBS=16; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    nopreload) (export KBX_PRELOAD_COMPILER=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     *) echo "unknown variant $v" ;;
   esac > $ROOT/$v/out.txt 2>&1
   tail -36 $ROOT/$v/out.txt
