@@ -101,6 +101,21 @@ def _forget_parent_paths():
             pass
 
 
+def libcuda_mapped():
+    """Whether CUDA's driver library is loaded in this process (CUDA cannot have started
+    without it)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return any("libcuda.so" in line for line in maps)
+    except OSError:
+        return False
+
+
+def without_flag(argv, flag):
+    """argv without the given flag (an argument without a value)."""
+    return [a for a in argv if a != flag]
+
+
 def _send(sock, **msg):
     sock.send(json.dumps(msg).encode())
 
@@ -126,8 +141,18 @@ def main(argv=None):
         from .__main__ import preload_lazy_torch_modules
         preload_lazy_torch_modules()
     if opts.preload_compiler:
+        driver_before = libcuda_mapped()
         from .__main__ import preload_compiler_modules
         preload_compiler_modules()
+        if torch.cuda.is_initialized() or (libcuda_mapped() and not driver_before):
+            # CUDA's driver came in with torch.compile's modules (a torch whose imports query
+            # the GPU): a child forked after CUDA's start could not use CUDA, so this parent
+            # starts again, as a new program, without them
+            print("kbx_worker.zygote: importing torch.compile's modules loaded CUDA's driver; "
+                  "the warm parent starts again without them", file=sys.stderr, flush=True)
+            os.set_inheritable(opts.socket_fd, True)
+            argv = without_flag(sys.orig_argv, "--preload-compiler")
+            os.execv(sys.executable, argv)
     if torch.cuda.is_initialized():  # a child could not use CUDA: kbx starts its jobs cold
         raise SystemExit("kbx_worker.zygote: an import initialised CUDA in the warm parent")
     _send(sock, ev="ready")  # kbx's wait for each fork starts now, not during the imports

@@ -107,3 +107,44 @@ def test_the_warm_parent_preloads_torch_compile_and_jobs_keep_their_own_paths(kb
     assert _relu_status(kbx, tmp_path, "1") == [("passed", "")]
     # without it (a CPU run's default) the candidate imports them itself
     assert _relu_status(kbx, tmp_path, "0") == [("passed", "")]
+
+
+# The warm parent, run with a torch.compile preload that loads a library named as CUDA's driver
+# (as an import that queried the GPU would): it must start again without the preload, not serve
+# children forked after CUDA's driver came in.
+DRIVER_LOADING_PARENT = """
+import ctypes, sys
+import kbx_worker.__main__ as worker_main
+worker_main.preload_compiler_modules = lambda: ctypes.CDLL(sys.argv[1])
+from kbx_worker.zygote import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_preload_that_loads_cudas_driver_restarts_the_warm_parent_without_it(tmp_path):
+    import socket
+    source = tmp_path / "fake.c"
+    source.write_text("int cuInit(unsigned flags) { return flags; }\n")
+    fake = tmp_path / "libcuda.so.1"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(fake), str(source)], check=True)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(kbx_worker.__file__).parent.parent))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRIVER_LOADING_PARENT, str(fake), "--socket-fd",
+         str(theirs.fileno()), "--preload-compiler"],
+        pass_fds=[theirs.fileno()], env=env, stderr=subprocess.PIPE, text=True)
+    theirs.close()
+    ours.settimeout(120)
+    try:
+        first = json.loads(ours.recv(1 << 16))
+    finally:
+        ours.close()  # the parent ends when kbx's end of its socket closes
+        _, err = proc.communicate(timeout=60)
+    assert first == {"ev": "ready"}
+    assert err.count("starts again without them") == 1, err  # once: the new one did not preload
+
+
+def test_the_restart_drops_only_the_preload_flag():
+    from kbx_worker import zygote
+    argv = ["py", "-I", "-c", "boot", "--socket-fd", "3", "--preload-compiler", "--x"]
+    assert zygote.without_flag(argv, "--preload-compiler") == argv[:6] + ["--x"]
