@@ -3,9 +3,11 @@
 # MatrixMultiply tasks and Activation/relu as candidates, eager baselines timed in the run (fresh
 # database, no reference cache), twice: clean, then with relu's candidate replaced by
 # tests/adversarial/sandbox/neighbour_queue (40 s of matmuls queued at import, outside the slot).
-# Prints each task's eager median per full case in both runs and their ratio: with kbx's defense
-# (the reference worker's settle; a contended baseline computed again alone) every ratio stays
-# near 1 and the attack run says "computed again alone" for the tasks it met.
+# Prints each task's eager median per full case in both runs and their ratio, then the same for
+# the candidates' own medians (the victims' timed calls): with kbx's defenses (the timers' settle;
+# a contended baseline computed again alone, a job with a contended case run again alone, since
+# session 31) every ratio stays near 1, the attack run says "computed again alone" for the
+# references it met, and its attempts table has "contended_beside" for the jobs it met.
 #   OUT=/dir [VICTIMS=Cat/a,Cat/b] [RUN_TIMEOUT=150] bash bench/neighbour_attack_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -48,5 +50,22 @@ for k in sorted(set(a) & set(b)):
     print(f"  {k[0]:40s} {k[1]:28s} clean {a[k]:9.4f} ms  attack {b[k]:9.4f} ms  x{r:.3f}")
 if ratios:
     print(f"eager attack/clean: median x{statistics.median(ratios):.3f}, max x{max(ratios):.3f} over {len(ratios)} cases")
+def candidate(path):
+    c = sqlite3.connect(path)
+    q = ("select r.task, cr.name, cr.cand_ms, cr.timing_flags from case_results cr "
+         "join results r on r.id = cr.result_id where cr.cand_ms is not null")
+    return {(t, n): (ms, flags or "") for t, n, ms, flags in c.execute(q)}
+a, b = candidate(sys.argv[1]), candidate(sys.argv[2])
+ratios = []
+for k in sorted(set(a) & set(b)):
+    r = b[k][0] / a[k][0]
+    ratios.append(r)
+    print(f"  {k[0]:40s} {k[1]:28s} clean {a[k][0]:9.4f} ms  attack {b[k][0]:9.4f} ms  x{r:.3f} {b[k][1]}")
+if ratios:
+    print(f"candidates attack/clean: median x{statistics.median(ratios):.3f}, max x{max(ratios):.3f} over {len(ratios)} cases")
+c = sqlite3.connect(sys.argv[2])
+outcomes = c.execute("select c.task, a.outcome from attempts a join candidates c on c.id = a.candidate_id "
+                     "order by a.id").fetchall()
+print("attack run's attempts run again alone:", [t for t, o in outcomes if o == "contended_beside"] or "none")
 PY
 rm -rf /dev/shm/kbx-work-neighbour

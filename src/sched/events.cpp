@@ -132,6 +132,7 @@ TimingEvent parse_timing(const json& e) {
   t.tampered = strings(e, "tampered");
   t.host_ms = numbers(e, "host_ms");
   t.varied = !e.value("variants", json::array()).empty();
+  if (e.contains("contended")) t.contended = boolean(e, "contended");
   return t;
 }
 

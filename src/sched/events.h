@@ -43,6 +43,9 @@ struct TimingEvent {
   std::vector<std::string> tampered;
   std::vector<double> host_ms;
   bool varied = false;  ///< the calls ran on several value variants (its `variants` list)
+  /// The timer's settle gave up before the calls: another process's GPU work did not drain
+  /// (optional in the event; false when absent).
+  bool contended = false;
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

@@ -375,6 +375,29 @@ int LaneGate::free_lanes() const {
   return free_;
 }
 
+bool timed_contended(const store::Result& result) {
+  for (const auto& c : result.cases) {
+    if (("," + c.timing_flags + ",").find(",contended,") != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string not_a_verdict_beside_others(const store::Result& result, bool parent_died) {
+  // with several lanes the parent's death may be another job's doing
+  if (parent_died) return "warm_parent_died";
+  // a harness error is kbx's own
+  if (result.status == verdict::status_name(verdict::Status::HarnessError)) return "retry";
+  // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
+  if (result.status == verdict::status_name(verdict::Status::Oom) &&
+      !result.detail.starts_with(verdict::kOwnMemoryLimit)) {
+    return "oom_beside";
+  }
+  // a neighbour's GPU work (a candidate's queue left running while it is frozen) slowed a timed
+  // call: a hostile candidate could lower its method's other candidates' speedups that way
+  if (timed_contended(result)) return "contended_beside";
+  return "";
+}
+
 void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks) {
   std::mutex again_mu;
@@ -401,15 +424,9 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
           hold.release();
         });
         trace_pipeline("job_end", c.task);
-        const bool fault = a.result.status == verdict::status_name(verdict::Status::HarnessError);
-        // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
-        const bool oom = a.result.status == verdict::status_name(verdict::Status::Oom) &&
-                         !a.result.detail.starts_with(verdict::kOwnMemoryLimit);
-        if (a.parent_died || fault || oom) {
-          // Not a verdict: with several lanes the parent's death may be another job's doing, a
-          // harness error is kbx's own, and the GPU's memory may have gone to the jobs and
-          // references beside it. All run again alone, where the outcome is the job's own.
-          end_attempt(ctx, id, a.parent_died ? "warm_parent_died" : oom ? "oom_beside" : "retry");
+        if (const std::string why = not_a_verdict_beside_others(a.result, a.parent_died);
+            !why.empty()) {
+          end_attempt(ctx, id, why);
           std::lock_guard<std::mutex> lock(again_mu);
           again.push_back(*item);
           feed.job_parked(c.task);

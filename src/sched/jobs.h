@@ -168,10 +168,21 @@ class JobFeed {
   TaskDone on_task_done_;
 };
 
+/// Why a job's result beside other jobs is no verdict, as the attempt's outcome: the warm parent
+/// died ("warm_parent_died"), kbx failed on it ("retry"), it ran out of the GPU's memory, which
+/// the others share ("oom_beside"), or a timed case began with another process's GPU work still
+/// running ("contended_beside": a neighbour's queued kernels time-slice with the timed calls).
+/// Empty when the result stands. Such a job runs again alone, where its outcome is its own.
+std::string not_a_verdict_beside_others(const store::Result& result, bool parent_died);
+
+/// Whether a case of the result was timed with another process's GPU work running (its timing
+/// flag `contended`).
+bool timed_contended(const store::Result& result);
+
 /// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty, then, one at a time,
-/// the jobs that met a harness fault (the warm parent died, or kbx failed on it): each job ends
-/// with exactly one stored verdict, which is killed_harness for one that took the warm parent
-/// down twice. No exception leaves a lane.
+/// the jobs whose result was no verdict beside the others (not_a_verdict_beside_others): each
+/// job ends with exactly one stored verdict, which is killed_harness for one that took the warm
+/// parent down twice. No exception leaves a lane.
 void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks);
 

@@ -160,10 +160,11 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   }
   if (env.device != "cpu" && !env.gpu.empty()) overrides["CUDA_VISIBLE_DEVICES"] = env.gpu;
   if (env.quiet && env.quiet_all) overrides["KBX_QUIET_TIMING"] = "all";
-  // The timer's settle before timed batches (python/kbx_worker/timer.py), opt-in until it has run
-  // on a GPU
-  if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "1") {
-    overrides["KBX_TIMER_SETTLE"] = "1";
+  // The candidates' timer's settle before timed batches (python/kbx_worker/timer.py; on by
+  // default since session 31: a contended case's job runs again alone); KBX_TIMER_SETTLE=0 turns
+  // it off
+  if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "0") {
+    overrides["KBX_TIMER_SETTLE"] = "0";
   }
   // The reference worker's settle before its baselines (on by default since session 30: a
   // neighbour's queued GPU work doubled 3 ms calls on the H200); KBX_BASELINE_SETTLE=0 turns it

@@ -121,6 +121,7 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   cr.cand_ms = median(cr.cand_samples);
   if (cr.timing_source.empty()) cr.timing_source = "events";
   cr.cand_host_samples = timed->host_ms;
+  if (timed->contended) add_flag(cr.timing_flags, "contended");
 }
 
 std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeData& p,

@@ -35,6 +35,8 @@ struct TimedCalls {
   std::vector<double> host_ms;           ///< host time per call (its launches, GPU held)
   std::vector<std::uint64_t> probe_ids;  ///< the probe's id of each call
   bool varied = false;  ///< the calls ran on several value variants, not the same values each
+  /// another process's GPU work did not drain before the calls (the timer's settle gave up)
+  bool contended = false;
 };
 
 /// A timing fault that fails a case that was right.

@@ -551,7 +551,7 @@ running outside the timing slot, which time-slices with the baselines timed besi
 
 | attack | candidate path | expected status |
 |---|---|---|
-| neighbour_queue | neighbour_queue/Activation/relu.py | passed, and the eager baselines of the tasks beside it within a few percent of a run without it (a contended one computed again alone) |
+| neighbour_queue | neighbour_queue/Activation/relu.py | passed, and the eager baselines and candidates' timings of the tasks beside it within a few percent of a run without it (a contended baseline computed again alone, a job with a contended case run again alone) |
 """
 
 

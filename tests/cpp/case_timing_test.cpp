@@ -111,6 +111,13 @@ TEST(CaseTiming, ATimedCaseTakesTheEventsAndHostTimes) {
   EXPECT_EQ(cr.cand_host_samples, (std::vector<double>{0.5, 0.5, 0.5}));
 }
 
+TEST(CaseTiming, ACaseTimedBesideAnotherProcesssGpuWorkIsFlaggedContended) {
+  EXPECT_EQ(timed_case(timing::TimedCalls{{1.0}, {0.1}, {1}}).timing_flags, "");
+  timing::TimedCalls calls{{1.0}, {0.1}, {1}};
+  calls.contended = true;
+  EXPECT_EQ(timed_case(calls).timing_flags, "contended");
+}
+
 TEST(CaseTiming, ASilentProbeLeavesTheEventsAndSaysSo) {
   const timing::TimedCalls calls{{1.0}, {0.1}, {1}};
   auto cr = timed_case(calls);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sched/jobs.h"
+#include "verdict/job_status.h"
 
 namespace kbx::sched {
 namespace {
@@ -121,3 +122,46 @@ TEST(LaneGate, AtMostItsLanesAreHeldAndAReleasedHoldFreesItsLaneOnce) {
 
 }  // namespace
 }  // namespace kbx::sched
+
+namespace kbx {
+namespace {
+
+store::Result result_with(const std::string& status, const std::string& flags = "",
+                          const std::string& detail = "") {
+  store::Result r;
+  r.status = status;
+  r.detail = detail;
+  store::CaseResult timed;
+  timed.name = "perf";
+  timed.timing_flags = flags;
+  r.cases = {store::CaseResult{}, timed};
+  return r;
+}
+
+}  // namespace
+
+TEST(NotAVerdictBesideOthers, ATimedCaseThatMetAnotherProcesssGpuWorkRunsAgainAlone) {
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed"), false), "");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "same_values"), false), "");
+  EXPECT_EQ(
+      sched::not_a_verdict_beside_others(result_with("passed", "host_bound,contended"), false),
+      "contended_beside");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "uncontended"), false), "")
+      << "the flag by its whole name";
+  EXPECT_TRUE(sched::timed_contended(result_with("passed", "contended")));
+  EXPECT_FALSE(sched::timed_contended(result_with("passed", "contended_x")));
+}
+
+TEST(NotAVerdictBesideOthers, TheOtherReasonsComeFirst) {
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "contended"), true),
+            "warm_parent_died");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("harness_error"), false), "retry");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("oom"), false), "oom_beside");
+  EXPECT_EQ(
+      sched::not_a_verdict_beside_others(result_with("oom", "", verdict::kOwnMemoryLimit), false),
+      "")
+      << "the job's own memory limit: alone would change nothing";
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("numerical_mismatch"), false), "");
+}
+
+}  // namespace kbx

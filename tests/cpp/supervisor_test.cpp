@@ -180,6 +180,11 @@ TEST(Events, ValidStreamParses) {
   EXPECT_FALSE(p.timings[0].varied);  // no variants: timed on the same values every call
   evs[4]["variants"] = {0, 1, 0, 2};
   EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).varied);
+  EXPECT_FALSE(p.timings[0].contended);  // absent: the timer's settle did not give up
+  evs[4]["contended"] = true;
+  EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).contended);
+  evs[4]["contended"] = "yes";  // present, it must be true or false
+  EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'contended'"), std::string::npos);
   ASSERT_TRUE(p.error);
   EXPECT_FALSE(p.error->case_name);
   EXPECT_TRUE(p.done);

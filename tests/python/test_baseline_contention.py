@@ -57,7 +57,9 @@ def test_kbx_baseline_settle_0_turns_the_settle_off(tmp_path, monkeypatch):
 
 
 def test_a_baseline_on_a_drained_gpu_is_sent(tmp_path):
-    events = _run(tmp_path, ContendedTimer(contended=set()))
+    timer = ContendedTimer(contended=set())
+    events = _run(tmp_path, timer)
+    assert timer.settle_min_ms == 0.0  # every baseline settles, however short its calls
     assert not [e for e in events if e["ev"] == "task_error"], events
     full = [e for e in events if e["ev"] == "case" and e["case"] == "perf_one"]
     assert full and full[0]["eager_ms"] == [0.5, 0.5, 0.5]

@@ -24,17 +24,18 @@ class FakeQuiet:
         self.log.append("end")
 
 
-def _timer(host_bound, quiet, batch=None):
-    """A CudaTimer without CUDA: its warm-up and batches replaced, its control flow kept."""
+def _timer(host_bound, quiet, batch=None, call_ms=1.0):
+    """A CudaTimer without CUDA: its warm-up (which says calls take call_ms) and batches
+    replaced, its control flow kept."""
     t = timer_module.CudaTimer.__new__(timer_module.CudaTimer)
     t.min_reps, t.max_reps, t.batch, t.budget_ms = 10, 2000, 10, 500.0
     t.host_bound_budget_ms = timer_module.HOST_BOUND_BUDGET_MS
     t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
     t.quiet, t.last_quiet, t.quiet_all = quiet, False, False
-    t.settles = True
+    t.settles, t.settle_min_ms = True, timer_module.SETTLE_MIN_CALL_MS
 
     def estimate(fn):
-        return 0.1, host_bound
+        return call_ms, host_bound
 
     def batches(fn, reps, before_each, after_each):
         quiet.log.append("batch") if quiet is not None else None
@@ -148,8 +149,8 @@ def test_the_quiet_ends_when_the_settle_fails():
     assert quiet.log == ["ask", "end"]
 
 
-def test_the_settle_is_off_unless_asked_for():
-    assert not timer_module.settle_enabled({})
+def test_the_settle_is_on_unless_turned_off():
+    assert timer_module.settle_enabled({})
     assert not timer_module.settle_enabled({"KBX_TIMER_SETTLE": "0"})
     assert timer_module.settle_enabled({"KBX_TIMER_SETTLE": "1"})
     quiet = FakeQuiet()
@@ -157,6 +158,26 @@ def test_the_settle_is_off_unless_asked_for():
     t.settles = False
     assert t.run(lambda: None)
     assert "settle" not in quiet.log and t.last_settle_s == 0.0
+
+
+def test_calls_too_short_to_meet_a_time_slice_whole_are_not_settled():
+    # another context's slices stretch a few of their samples, not the median (H200, session 30)
+    for call_ms, settles in ((0.1, False), (timer_module.SETTLE_MIN_CALL_MS, True), (3.0, True)):
+        quiet = FakeQuiet()
+        t = _timer(True, quiet, call_ms=call_ms)
+        t.run(lambda: None)
+        assert ("settle" in quiet.log) == settles, call_ms
+
+
+def test_a_case_whose_settle_gives_up_is_timed_and_says_contended():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=3.0)
+    t.settle = lambda: (False, 1.0)  # another context's queue still running after the wait
+    samples = t.run(lambda: None)
+    assert samples and t.last_contended and t.last_phases["contended"] == 1.0
+    t.settle = lambda: (True, 0.02)
+    t.run(lambda: None)
+    assert not t.last_contended
 
 
 def test_the_wait_for_the_answer_is_measured():

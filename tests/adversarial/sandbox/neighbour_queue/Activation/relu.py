@@ -5,8 +5,11 @@ running, and without MPS the GPU time-slices between its context and theirs (on 
 3 ms call took 2x as long). The eager baselines of tasks whose references run meanwhile would be
 slower, every speedup of its method on them higher. kbx's reference worker times a baseline only
 once the GPU has drained other processes' work; one that never drains is timed again alone after
-the rest of the run. Its own answers are right (torch's relu): it passes, and its neighbours'
-baselines must match those of a run without it (bench/neighbour_attack_gpu.sh)."""
+the rest of the run. The same queue would slow the neighbours' own timed calls, a gain wherever a
+candidate is scored against the others of its run (an RL loop's group of samples): their timers
+settle too, and a job whose timed case met other work that did not drain runs again alone
+(session 31). Its own answers are right (torch's relu): it passes, and its neighbours' baselines
+and timings must match those of a run without it (bench/neighbour_attack_gpu.sh)."""
 import torch
 import torch.nn.functional as F
 
