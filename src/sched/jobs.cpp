@@ -398,6 +398,20 @@ std::string not_a_verdict_beside_others(const store::Result& result, bool parent
   return "";
 }
 
+namespace {
+
+/// The words for an outcome of not_a_verdict_beside_others.
+std::string why_again_alone(const std::string& outcome) {
+  if (outcome == "warm_parent_died") return "the warm parent died while it ran";
+  if (outcome == "oom_beside") return "out of the GPU's memory beside other jobs";
+  if (outcome == "contended_beside") {
+    return "a timed case met another process's GPU work that did not drain";
+  }
+  return "kbx failed on it";
+}
+
+}  // namespace
+
 void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks) {
   std::mutex again_mu;
@@ -427,6 +441,8 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         if (const std::string why = not_a_verdict_beside_others(a.result, a.parent_died);
             !why.empty()) {
           end_attempt(ctx, id, why);
+          ctx.progress.note(fmt::format("{}: {}; it runs again alone after the others", c.task,
+                                        why_again_alone(why)));
           std::lock_guard<std::mutex> lock(again_mu);
           again.push_back(*item);
           feed.job_parked(c.task);

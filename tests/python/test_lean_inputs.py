@@ -362,6 +362,8 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
             "SELECT a.outcome FROM attempts a JOIN candidates c ON c.id = a.candidate_id "
             "WHERE c.task = 'Math/scale_fakes_oom' ORDER BY a.id")]
     assert outcomes == ["oom_beside", "oom"]
+    assert ("Math/scale_fakes_oom: out of the GPU's memory beside other jobs; it runs again alone"
+            in proc.stderr), proc.stderr  # said, not only recorded
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
