@@ -630,6 +630,18 @@ int main(int argc, char** argv) {
   EvalFlags eval_flags;
   auto* eval = app.add_subcommand("eval", "evaluate a method's candidate kernels");
   add_eval_flags(eval, eval_flags);
+  eval->footer(
+      "Environment (for experiments and checks; the defaults are the measured ones, "
+      "docs/architecture.md says why): KBX_WORK scratch folder; KBX_REF_CACHE reference cache; "
+      "KBX_PYTHON the Python with torch; KBX_PROBE_LIB the CUPTI probe (off: CUDA events "
+      "only); KBX_SLOT_DIR where the GPUs' timing-slot locks live (/tmp/kbx-gpu-slots); "
+      "KBX_QUIET_CPU_FIRST=0 freezes a job from its start, not from its CUDA's; "
+      "KBX_BASELINE_SETTLE=0 and KBX_TIMER_SETTLE=0 time without first waiting for other "
+      "processes' GPU work to drain (baselines, candidates); KBX_TIMER_WARMUP_MS the candidates' "
+      "timer warm-up (10); KBX_PRELOAD_COMPILER=1|0 imports torch.compile's modules in the warm "
+      "parents or not (default: on a GPU run); KBX_INDUCTOR_THREADS Inductor's compile workers "
+      "per job; KBX_DEBUG_TIMING=1 prints each job's timeline; KBX_SLOT_TRACE=FILE records every "
+      "use of the timing slot (bench/slot_profile.py reads both).");
 
   GenerateFlags generate_flags;
   auto* generate = app.add_subcommand(
