@@ -38,6 +38,10 @@ for v in ${VARIANTS:-base}; do
     *) echo "unknown variant $v" ;;
   esac > $ROOT/$v/out.txt 2>&1
   tail -36 $ROOT/$v/out.txt
+  # (session 31) jobs run again alone, by why: contended_beside counts timed cases that met other
+  # processes' GPU work (the candidates' settle); the log's "computed again alone" the references'
+  echo "again alone: $(zgrep -c "runs again alone\|computed again alone" /tmp/tl/warm/profile/profile.log.gz 2>/dev/null)"
+  zgrep -h "runs again alone\|computed again alone" /tmp/tl/warm/profile/profile.log.gz 2>/dev/null | cut -c1-160 | head -20
   if [ -z "$EAGER_DB" ] && [ -s $KEPT.new ]; then mv $KEPT.new $KEPT; EAGER_DB=$KEPT; fi
   rm -f $KEPT.new
 done
