@@ -10,7 +10,8 @@ its method up) or its siblings' timings. Session 17 saw no effect on a 0.16 ms c
 of matmuls (bench/settle_gpu.py, which this replaces); this measures longer calls, with the
 neighbour running and frozen (SIGSTOP, as the quiet host's cgroup freeze leaves its queue).
 
-Times with kbx's CudaTimer (no probe, no quiet host) calls of about 0.1, 1, 3 and 20 ms:
+Times with kbx's CudaTimer (no probe, no quiet host, its settle off) calls of about 0.04, 0.34,
+0.7, 1.1, 2.7 and 21 ms:
   alone             nothing else on the GPU
   neighbour         a second process keeps a queue of float32 matmuls (about 130 ms each) full
   frozen            the same process, stopped (SIGSTOP) once it has queued HOG_S seconds of work
@@ -62,12 +63,18 @@ def workloads(device):
     """(name, callable) of a few lengths: the timer's warm-up sizes its batches."""
     x16 = torch.randn(1 << 24, device=device)
     a2 = torch.randn(2048, 2048, device=device)
+    a25 = torch.randn(2560, 2560, device=device)
+    a3 = torch.randn(3072, 3072, device=device)
     a4 = torch.randn(4096, 4096, device=device)
     a8 = torch.randn(8192, 8192, device=device)
     torch.backends.cuda.matmul.allow_tf32 = False
     return [
         ("relu_16M", lambda: torch.relu(x16)),
         ("mm_f32_2048", lambda: a2 @ a2),
+        # (session 31) between 0.34 and 2.7 ms: where a neighbour starts to move the median, for
+        # the candidates' settle threshold (timer.SETTLE_MIN_CALL_MS)
+        ("mm_f32_2560", lambda: a25 @ a25),
+        ("mm_f32_3072", lambda: a3 @ a3),
         ("mm_f32_4096", lambda: a4 @ a4),
         ("mm_f32_8192", lambda: a8 @ a8),
     ]
@@ -124,6 +131,7 @@ def main():
     ap.add_argument("--hog-s", type=float, default=20.0)
     a = ap.parse_args()
     timer = T.CudaTimer(torch.device("cuda"))
+    timer.settles = False  # the calls timed as they come: the settle is measured on its own
     loads = workloads("cuda")
     for _, fn in loads:  # compiles, cuBLAS handles
         fn()
