@@ -774,6 +774,9 @@ int run_eval(const EvalOptions& options) {
   references.join();
   if (reference_failure) std::rethrow_exception(reference_failure);
   if (environment_saved) store::record_end_clocks(db, run->id);
+  if (const std::string alone = again_alone_summary(db.attempt_outcomes(run->id)); !alone.empty()) {
+    say(fmt::format("run {}: {}", run->id, alone));
+  }
   db.finish_run(run->id);
   warm.stop();
   ref_warm.stop();

@@ -382,6 +382,19 @@ bool timed_contended(const store::Result& result) {
   return false;
 }
 
+std::string again_alone_summary(const std::map<std::string, int>& outcomes) {
+  int total = 0;
+  std::string why;
+  for (const char* outcome : {"contended_beside", "oom_beside", "warm_parent_died", "retry"}) {
+    const auto it = outcomes.find(outcome);
+    if (it == outcomes.end() || it->second <= 0) continue;
+    total += it->second;
+    why += fmt::format("{}{} {}", why.empty() ? "" : ", ", outcome, it->second);
+  }
+  if (total == 0) return "";
+  return fmt::format("{} job{} ran again alone ({})", total, total == 1 ? "" : "s", why);
+}
+
 std::string not_a_verdict_beside_others(const store::Result& result, bool parent_died) {
   // with several lanes the parent's death may be another job's doing
   if (parent_died) return "warm_parent_died";

@@ -179,6 +179,11 @@ std::string not_a_verdict_beside_others(const store::Result& result, bool parent
 /// flag `contended`).
 bool timed_contended(const store::Result& result);
 
+/// The line that says how many of a run's jobs ran again alone and why, from its attempts'
+/// outcomes (Store::attempt_outcomes): "3 jobs ran again alone (contended_beside 2, oom_beside
+/// 1)"; empty when none did.
+std::string again_alone_summary(const std::map<std::string, int>& outcomes);
+
 /// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty, then, one at a time,
 /// the jobs whose result was no verdict beside the others (not_a_verdict_beside_others): each
 /// job ends with exactly one stored verdict, which is killed_harness for one that took the warm

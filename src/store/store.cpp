@@ -482,6 +482,16 @@ void Store::interrupt_attempts(std::int64_t run_id) {
   s.bind(1, utc_now_iso()).bind(2, run_id).bind(3, static_cast<std::int64_t>(getpid())).step();
 }
 
+std::map<std::string, int> Store::attempt_outcomes(std::int64_t run_id) {
+  Stmt s(db_,
+         "SELECT outcome, COUNT(*) FROM attempts WHERE run_id=? AND outcome IS NOT NULL "
+         "GROUP BY outcome");
+  s.bind(1, run_id);
+  std::map<std::string, int> counts;
+  while (s.step()) counts[s.text(0)] = static_cast<int>(s.integer(1));
+  return counts;
+}
+
 int Store::strikes(std::int64_t run_id, std::int64_t candidate_id) {
   Stmt s(db_,
          "SELECT COUNT(*) FROM attempts WHERE run_id=? AND candidate_id=? AND "

@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -146,9 +147,12 @@ class Store {
   /// Records that a job is about to run (before its worker starts); returns the attempt's id.
   std::int64_t begin_attempt(std::int64_t run_id, std::int64_t candidate_id);
   /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again),
-  /// "oom_beside" (out of memory beside other jobs, run again alone) or "warm_parent_died" (the
-  /// warm parent died while it ran; a strike).
+  /// "oom_beside" (out of memory beside other jobs, run again alone), "contended_beside" (a timed
+  /// case met another process's GPU work, run again alone) or "warm_parent_died" (the warm parent
+  /// died while it ran; a strike).
   void end_attempt(std::int64_t attempt_id, const std::string& outcome);
+  /// How many of a run's attempts ended with each outcome (open attempts left out).
+  std::map<std::string, int> attempt_outcomes(std::int64_t run_id);
   /// Closes this process's open attempts of a run as "interrupted" (a user's or a batch system's
   /// signal ended kbx: no strike against the jobs).
   void interrupt_attempts(std::int64_t run_id);

@@ -164,4 +164,13 @@ TEST(NotAVerdictBesideOthers, TheOtherReasonsComeFirst) {
   EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("numerical_mismatch"), false), "");
 }
 
+TEST(NotAVerdictBesideOthers, TheRunSaysHowManyJobsRanAgainAloneAndWhy) {
+  EXPECT_EQ(sched::again_alone_summary({}), "");
+  EXPECT_EQ(sched::again_alone_summary({{"verdict", 12}, {"interrupted", 1}}), "");
+  EXPECT_EQ(sched::again_alone_summary({{"verdict", 12}, {"contended_beside", 1}}),
+            "1 job ran again alone (contended_beside 1)");
+  EXPECT_EQ(sched::again_alone_summary({{"oom_beside", 1}, {"contended_beside", 2}}),
+            "3 jobs ran again alone (contended_beside 2, oom_beside 1)");
+}
+
 }  // namespace kbx

@@ -326,6 +326,19 @@ TEST(StoreSafety, AttemptsWithoutEndAndWarmParentDeathsAreStrikes) {
   EXPECT_EQ(db.strikes(run, c), 2);
 }
 
+TEST(StoreSafety, AttemptOutcomesAreCountedPerRun) {
+  test::TempDir dir;
+  store::Store db(dir.path() / "k.db");
+  auto c = db.add_candidate({0, "m", "Math/add", sha256_hex("1"), "1", ""});
+  auto run = db.add_run(a_run());
+  db.end_attempt(db.begin_attempt(run, c), "contended_beside");
+  db.end_attempt(db.begin_attempt(run, c), "verdict");
+  db.begin_attempt(run, c);  // open: not counted
+  EXPECT_EQ(db.attempt_outcomes(run),
+            (std::map<std::string, int>{{"contended_beside", 1}, {"verdict", 1}}));
+  EXPECT_TRUE(db.attempt_outcomes(run + 1).empty());
+}
+
 TEST(StoreSafety, SchemaVersion2IsMigrated) {
   test::TempDir dir;
   const auto path = dir.path() / "v2.db";

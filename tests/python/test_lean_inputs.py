@@ -364,6 +364,7 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     assert outcomes == ["oom_beside", "oom"]
     assert ("Math/scale_fakes_oom: out of the GPU's memory beside other jobs; it runs again alone"
             in proc.stderr), proc.stderr  # said, not only recorded
+    assert "1 job ran again alone (oom_beside 1)" in proc.stderr  # and summed up at the end
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
