@@ -25,7 +25,7 @@ for round in 1 2; do
     t1=$(date +%s.%N)
     passed=$("$KBX" results --db "$OUT/preload$preload-$round.db" --format csv | grep -c ",passed,")
     printf "KBX_PRELOAD_COMPILER=%s run %s: exit %s, wall %.2f s, %s passed\n" "$preload" "$round" \
-      "$rc" "$(echo "$t1 - $t0" | bc)" "$passed"
+      "$rc" "$(python3 -c "print($t1 - $t0)")" "$passed"
     python3 bench/job_timelines.py "$log" | grep -E "static->imported|  worker "
   done
 done
