@@ -58,6 +58,7 @@ SETTLE_BURST = 160
 SETTLE_PAUSE_S = 0.02
 SETTLE_MAX_S = 1.0
 SETTLE_MIN_CALL_MS = 0.25
+SETTLE_HOLD_MS = 1.0  # the burst's head start on the GPU (_burst_ms)
 
 
 def settle_enabled(environ=os.environ):
@@ -464,12 +465,17 @@ class CudaTimer:
         torch.cuda._sleep(max(1, int(self.hold_ms * self.cycles_per_ms)))
 
     def _burst_ms(self):
-        """Times SETTLE_BURST back-to-back L2 scrubs (the timer's own work, tagged as such)."""
+        """Times SETTLE_BURST back-to-back L2 scrubs (the timer's own work, tagged as such),
+        queued behind a short hold: a pause of the host while it queues them would otherwise
+        leave the GPU idle between two scrubs, which would look like another context's slice."""
         record, sync_all = _ORIGINALS["torch.cuda.Event.record"], _ORIGINALS["torch.cuda.synchronize"]
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         marks = [torch.cuda.Event(enable_timing=True) for _ in range(SETTLE_BURST + 1)]
         sync_all(self.device)
+        if self.cycles_per_ms is None:
+            self.cycles_per_ms = self._measure_cycles_per_ms()
         self.probe.push(harness=True)
+        torch.cuda._sleep(max(1, int(SETTLE_HOLD_MS * self.cycles_per_ms)))
         record(marks[0])
         for k in range(SETTLE_BURST):
             self.scrub.zero_()
