@@ -105,10 +105,10 @@ std::string quiet_timing_mode(const std::string& flag);
 std::string quiet_cpu_first_mode();
 
 /// Whether the warm parents import torch.compile's Dynamo and Inductor once for all jobs
-/// (kbx_worker.__main__.preload_compiler_modules): $KBX_PRELOAD_COMPILER 1 or 0, else on a GPU
-/// run only (on the CPU each kbx eval would pay their 2 s import for few compiling jobs). Throws
-/// naming the variable on anything else.
-bool preload_compiler(const std::string& device);
+/// (kbx_worker.__main__.preload_compiler_modules): $KBX_PRELOAD_COMPILER 1 or 0, else not (an
+/// experiment: on the GPU machine's torch 2.11 the import started CUDA in the warm parent,
+/// session 31). Throws naming the variable on anything else.
+bool preload_compiler();
 
 /// The candidates' timer warm-up in ms from $KBX_TIMER_WARMUP_MS (an experiment: session 29's
 /// bench/timer_overhead.py found 3 ms instead of the timer's 10 ms saves most of a timed case's
