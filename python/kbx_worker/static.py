@@ -24,6 +24,8 @@ def check_source(source, entry):
         tree = ast.parse(source)
     except SyntaxError as e:
         return {"syntax_ok": False, "message": f"line {e.lineno}: {e.msg}"}
+    except (ValueError, RecursionError, MemoryError) as e:  # a NUL byte, nesting past the parser
+        return {"syntax_ok": False, "message": f"{type(e).__name__}: {str(e)[:200]}"}
     kernels = []
     entry_found = False
     suspicious = set()

@@ -50,6 +50,7 @@ verdict::ProcessEnd process_end(const sandbox::Outcome& o) {
   p.exit_code = o.exit_code;
   p.memory_limit_hit = o.memory_limit_hit;
   p.said_hello = !first_event(o, "hello").is_null();
+  p.said_static = !first_event(o, "static").is_null();
   p.said_done = !first_event(o, "done").is_null();
   p.protocol_error = o.protocol_error;
   p.description = o.describe();
@@ -386,7 +387,8 @@ timing::ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, co
   timing::ProbeData p;
   p.expected = env.device != "cpu" && !env.probe_lib.empty();
   if (!p.expected) return p;
-  for (const auto& k : facts.value("triton_kernels", json::array())) {
+  // no static event (a worker that ended before it read the candidate): no kernel names
+  for (const auto& k : facts.is_object() ? facts.value("triton_kernels", json::array()) : json()) {
     if (k.is_string()) p.triton_functions.push_back(k.get<std::string>());
   }
   std::string error;

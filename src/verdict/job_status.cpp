@@ -91,6 +91,12 @@ Failure process_failure(const ProcessEnd& p) {
   // Before the signal: kbx kills a worker whose events have no end (sandbox::Limits)
   if (!p.protocol_error.empty()) return {Status::Crash, p.protocol_error};
   if (p.end == End::Signaled) return {Status::Crash, "killed by " + p.description};
+  if (p.end == End::Exited && !p.said_static && !p.said_done) {
+    return {Status::HarnessError,
+            fmt::format("the worker ended ({}) before it read the candidate's source: no "
+                        "candidate code had run (its start failed; stderr says why)",
+                        p.description)};
+  }
   if (!p.said_done) {
     return {Status::Crash, fmt::format("worker ended ({}) before finishing: os._exit, a fatal "
                                        "error or an interpreter crash",

@@ -71,13 +71,16 @@ struct ProcessEnd {
   int exit_code = 0;
   bool memory_limit_hit = false;  ///< the job's cgroup killed a process for memory
   bool said_hello = false;        ///< a "hello" event came: the worker's own code had started
-  bool said_done = false;         ///< a "done" event came: the worker finished
-  std::string protocol_error;     ///< a malformed event line, or events without end, if any
-  std::string description;        ///< "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s"
+  bool said_static = false;  ///< a "static" event came: the worker had read the candidate's source
+  bool said_done = false;    ///< a "done" event came: the worker finished
+  std::string protocol_error;  ///< a malformed event line, or events without end, if any
+  std::string description;     ///< "exit 0", "signal 11 (SIGSEGV)", "timeout after 30 s"
 };
 
 /// The process's end as a failure: a timeout; kbx's own fault (harness_error) when the worker
-/// could not start or be confined before it said hello; the job's memory limit (oom); else a
+/// could not start or be confined before it said hello, or exited before it read the candidate's
+/// source (no candidate code had run: a broken CUDA or torch of the machine's, session 31); the
+/// job's memory limit (oom); else a
 /// crash for a protocol error (named before a signal: kbx kills for one), a signal, or an end
 /// without "done". Passed when it ended as a worker should.
 Failure process_failure(const ProcessEnd& end);

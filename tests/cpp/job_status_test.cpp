@@ -27,10 +27,10 @@ ErrorEvent error(const std::string& phase, const std::string& kind) {
   return e;
 }
 
-/// A worker that said hello and done and exited 0.
+/// A worker that said hello, read the source, said done and exited 0.
 ProcessEnd clean_exit() {
   ProcessEnd p;
-  p.said_hello = p.said_done = true;
+  p.said_hello = p.said_static = p.said_done = true;
   p.description = "exit 0";
   return p;
 }
@@ -137,6 +137,24 @@ TEST(ProcessFailure, ConfinementFailsOnKbxOnlyBeforeHello) {
   p.said_done = false;
   EXPECT_EQ(verdict::process_failure(p).status, Status::HarnessError);
   p.said_hello = true;  // the candidate's code ran: its exit code is its own
+  EXPECT_EQ(verdict::process_failure(p).status, Status::Crash);
+}
+
+TEST(ProcessFailure, AnExitBeforeTheSourceWasReadIsKbxsNotTheCandidates) {
+  // session 31 on the H100: a warm parent that had started CUDA left its children unable to use
+  // it; each worker died in its hello, before any candidate code ran
+  ProcessEnd p = clean_exit();
+  p.exit_code = 1;
+  p.description = "exit 1";
+  p.said_static = p.said_done = false;
+  EXPECT_EQ(verdict::process_failure(p).status, Status::HarnessError);
+  p.said_hello = false;
+  EXPECT_EQ(verdict::process_failure(p).status, Status::HarnessError);
+  p.said_static = true;  // it read the source: what follows is the candidate's
+  EXPECT_EQ(verdict::process_failure(p).status, Status::Crash);
+  p.said_static = false;
+  p.end = ProcessEnd::End::Signaled;      // a signal stays a crash (the candidate cannot send one
+  p.description = "signal 11 (SIGSEGV)";  // before its code runs, but kbx's kills are named)
   EXPECT_EQ(verdict::process_failure(p).status, Status::Crash);
 }
 
