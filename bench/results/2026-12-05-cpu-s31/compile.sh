@@ -7,7 +7,9 @@
 # changed in sessions 30 and 31, so session 25's no longer applies): run refs184.sh first on the
 # same machine, which keeps one in /var/tmp/kbx-eager-s30.db. Without it the run times the eager
 # baselines itself and its per-kernel figure is not comparable (said below).
-#   OUT=/dir [TIMEOUT=270] [JOBS=n] [NOPRELOAD=1] bash bench/results/2026-12-05-cpu-s31/compile.sh
+#   OUT=/dir [TIMEOUT=270] [JOBS=n] [PRELOAD=1] bash bench/results/2026-12-05-cpu-s31/compile.sh
+# (the preload is off by default since it started CUDA in the warm parent on the H100: PRELOAD=1
+# tries it again, once its check is fixed)
 export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
 EAGER_DB=${EAGER_DB:-/var/tmp/kbx-eager-s30.db}
 if [ -s "$EAGER_DB" ]; then
@@ -16,7 +18,7 @@ else
   echo "compile.sh: no eager database at $EAGER_DB: the eager baselines are timed in this run (not comparable)"
   FROM=()
 fi
-if [ "${NOPRELOAD:-0}" = 1 ]; then export KBX_PRELOAD_COMPILER=0; fi
+if [ "${PRELOAD:-0}" = 1 ]; then export KBX_PRELOAD_COMPILER=1; fi
 export KBX_DEBUG_TIMING=1 KBX_SLOT_TRACE=$OUT/compile-slot-trace.txt
 env "${FROM[@]}" OUT=$OUT RUNS=full TIMEOUT=${TIMEOUT:-270} SEED=7 ${JOBS:+JOBS=$JOBS} \
   bash bench/compile_workload_gpu.sh 2>&1 | tail -30

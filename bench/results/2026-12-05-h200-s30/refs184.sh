@@ -7,8 +7,8 @@
 #   jobs16    --jobs 16 (the default is 12 on 16 cores: more jobs ready when the slot frees?)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
-#   nopreload KBX_PRELOAD_COMPILER=0 (session 31: the candidates' warm parent imports Dynamo and
-#             Inductor by default on a GPU, 2 s or more at its start; does the first job wait?)
+#   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
+#   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
 # Since session 30's baseline settle the reference worker's sources changed, so session 25's
 # database no longer gives the eager timings (their key holds the worker's hash). The eager
 # timings come from EAGER_DB, else from /var/tmp/kbx-eager-s30.db (kept by an earlier run on this
@@ -35,6 +35,7 @@ for v in ${VARIANTS:-base}; do
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nopreload) (export KBX_PRELOAD_COMPILER=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    preload) (export KBX_PRELOAD_COMPILER=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     *) echo "unknown variant $v" ;;
   esac > $ROOT/$v/out.txt 2>&1
   tail -36 $ROOT/$v/out.txt
