@@ -456,13 +456,17 @@ class CudaTimer:
         ms = _ORIGINALS["torch.cuda.Event.elapsed_time"](start, end)
         return cycles / ms if ms > 0 else 1e6
 
+    def _spin(self, ms):
+        """Keeps the stream busy for about ms (a GPU sleep, its clock measured on first use)."""
+        if self.cycles_per_ms is None:
+            self.cycles_per_ms = self._measure_cycles_per_ms()
+        torch.cuda._sleep(max(1, int(ms * self.cycles_per_ms)))
+
     def _hold(self):
         """Keeps the stream busy for about hold_ms, so that a whole batch of calls is queued
         behind it before the GPU reaches the first: the calls then run back to back on the GPU,
         and their times do not depend on how busy the host's CPU is (nvbench's blocking kernel)."""
-        if self.cycles_per_ms is None:
-            self.cycles_per_ms = self._measure_cycles_per_ms()
-        torch.cuda._sleep(max(1, int(self.hold_ms * self.cycles_per_ms)))
+        self._spin(self.hold_ms)
 
     def _burst_ms(self):
         """Times SETTLE_BURST back-to-back L2 scrubs (the timer's own work, tagged as such),
@@ -472,10 +476,8 @@ class CudaTimer:
         elapsed = _ORIGINALS["torch.cuda.Event.elapsed_time"]
         marks = [torch.cuda.Event(enable_timing=True) for _ in range(SETTLE_BURST + 1)]
         sync_all(self.device)
-        if self.cycles_per_ms is None:
-            self.cycles_per_ms = self._measure_cycles_per_ms()
         self.probe.push(harness=True)
-        torch.cuda._sleep(max(1, int(SETTLE_HOLD_MS * self.cycles_per_ms)))
+        self._spin(SETTLE_HOLD_MS)
         record(marks[0])
         for k in range(SETTLE_BURST):
             self.scrub.zero_()

@@ -383,14 +383,13 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
 }
 
 /// The candidate worker's probe records, parsed once per job.
-timing::ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env, const json& facts) {
+timing::ProbeData read_probe(const sandbox::Outcome& o, const WorkerEnv& env,
+                             const std::optional<StaticEvent>& facts) {
   timing::ProbeData p;
   p.expected = env.device != "cpu" && !env.probe_lib.empty();
   if (!p.expected) return p;
   // no static event (a worker that ended before it read the candidate): no kernel names
-  for (const auto& k : facts.is_object() ? facts.value("triton_kernels", json::array()) : json()) {
-    if (k.is_string()) p.triton_functions.push_back(k.get<std::string>());
-  }
+  if (facts) p.triton_functions = facts->triton_kernels;
   std::string error;
   std::vector<probe::Record> records;
   if (o.probe_bytes.empty()) {
@@ -584,7 +583,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     track_reject = fail;
   }
   const double t_probe = monotonic_seconds();
-  timing::ProbeData probe = read_probe(o, env, first_event(o, "static"));
+  timing::ProbeData probe = read_probe(o, env, w.static_facts);
   probe.glue_is_work = task.work == suite::Work::DataMovement;
   double probe_s = monotonic_seconds() - t_probe;
   double compare_s = 0;
