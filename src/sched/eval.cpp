@@ -738,7 +738,9 @@ int run_eval(const EvalOptions& options) {
           return chunk_written_bytes(chunk_jobs, files_done, task_guess);
         };
         trace_pipeline("room_wait", fmt::format("chunk{}", i));
-        const auto nothing_live = [&] { return feed.live() == 0; };
+        // no task's files to wait for: none live, and none kept for parked jobs (those are made
+        // to run alone, which frees theirs)
+        const auto nothing_live = [&] { return feed.live() == 0 && !feed.parked_hold_files(); };
         const RoomGate::Pass pass = room.enter(guess, nothing_live, written);
         trace_pipeline("room_pass", fmt::format("chunk{}", i));
         struct Leave {
@@ -747,6 +749,7 @@ int run_eval(const EvalOptions& options) {
           ~Leave() { gate.leave(ticket); }
         } leave{room, pass.ticket};
         json hello;
+        const ReferenceTurn turn(feed);
         feed_chunk(chunks[i], &hello, files_written, false);
       }
     } catch (...) {
@@ -764,6 +767,7 @@ int run_eval(const EvalOptions& options) {
         feed.wait_until_live_at_most(0);
         std::vector<ReferenceJob> one{job};
         json hello;
+        const ReferenceTurn turn(feed);
         feed_chunk(one, &hello, {}, true);
       }
     } catch (...) {
@@ -772,6 +776,10 @@ int run_eval(const EvalOptions& options) {
     }
     feed.close();
   });
+  // Parked jobs keep their tasks' files: with as many such tasks as lanes they run alone before
+  // any other job (on the H100 in session 31 every job of a run was parked, and their files
+  // filled /dev/shm until the kernel killed reference workers).
+  feed.set_parked_bound(static_cast<size_t>(std::max(2, jobs.lanes)));
   run_jobs(jobs, feed, task_of);
   references.join();
   if (reference_failure) std::rethrow_exception(reference_failure);

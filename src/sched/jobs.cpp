@@ -300,13 +300,44 @@ void JobFeed::close() {
   changed_.notify_all();
 }
 
+bool JobFeed::drain_due_locked() const {
+  if (parked_.empty()) return false;
+  if (closed_ && ready_.empty()) return true;
+  return drain_asked_ || (parked_bound_ > 0 && parked_jobs_.size() >= parked_bound_);
+}
+
 std::optional<JobFeed::Item> JobFeed::next() {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return closed_ || !ready_.empty(); });
-  if (ready_.empty()) return std::nullopt;
-  Item item = ready_.front();
-  ready_.pop_front();
-  return item;
+  while (true) {
+    if (!draining_ && drain_due_locked()) {
+      draining_ = true;
+      drain_asked_ = false;
+      alone_.insert(alone_.end(), parked_.begin(), parked_.end());
+      parked_.clear();
+    }
+    if (draining_) {
+      if (alone_.empty() && !alone_running_) {
+        draining_ = false;
+        changed_.notify_all();
+        continue;
+      }
+      if (!alone_.empty() && !alone_running_ && running_ == 0 && references_in_flight_ == 0) {
+        Item item = alone_.front();
+        alone_.pop_front();
+        item.alone = true;
+        alone_running_ = true;
+        return item;
+      }
+    } else if (!ready_.empty()) {
+      Item item = ready_.front();
+      ready_.pop_front();
+      ++running_;
+      return item;
+    } else if (closed_) {
+      return std::nullopt;  // nothing parked either (drain_due_locked)
+    }
+    changed_.wait(lock);
+  }
 }
 
 void JobFeed::job_ended(const std::string& task) {
@@ -318,6 +349,13 @@ void JobFeed::job_ended(const std::string& task) {
     if (auto parked = parked_jobs_.find(task); parked != parked_jobs_.end()) {
       if (--parked->second == 0) parked_jobs_.erase(parked);
     }
+    // while draining_ only the alone job is out (next() hands out nothing else)
+    if (alone_running_) {
+      alone_running_ = false;
+      if (alone_.empty()) draining_ = false;  // the reference lanes go on
+    } else if (running_ > 0) {
+      --running_;
+    }
     if (--it->second == 0) {
       open_jobs_.erase(it);
       task_done = &refs_.at(task);  // a map node: it stays put
@@ -328,10 +366,46 @@ void JobFeed::job_ended(const std::string& task) {
   changed_.notify_all();
 }
 
-void JobFeed::job_parked(const std::string& task) {
+void JobFeed::park(const Item& item) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++parked_jobs_[task];
+    ++parked_jobs_[item.candidate->task];
+    Item kept = item;
+    kept.alone = false;
+    parked_.push_back(kept);
+    if (running_ > 0) --running_;
+  }
+  changed_.notify_all();
+}
+
+void JobFeed::set_parked_bound(size_t tasks) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    parked_bound_ = tasks;
+  }
+  changed_.notify_all();
+}
+
+bool JobFeed::parked_hold_files() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (parked_jobs_.empty()) return false;
+    if (!parked_.empty()) drain_asked_ = true;
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void JobFeed::reference_started() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return !draining_ && !drain_due_locked(); });
+  ++references_in_flight_;
+}
+
+void JobFeed::reference_ended() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (references_in_flight_ > 0) --references_in_flight_;
   }
   changed_.notify_all();
 }
@@ -352,7 +426,7 @@ size_t JobFeed::live() {
 
 void JobFeed::wait_until_live_at_most(size_t live) {
   std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [&] { return live_locked() <= live; });
+  changed_.wait(lock, [&] { return live_locked() <= live && !draining_ && !drain_due_locked(); });
 }
 
 LaneGate::Hold::Hold(LaneGate& gate) : gate_(gate) {
@@ -427,8 +501,6 @@ std::string why_again_alone(const std::string& outcome) {
 
 void run_jobs(JobContext& ctx, JobFeed& feed,
               const std::map<std::string, const suite::Task*>& tasks) {
-  std::mutex again_mu;
-  std::vector<JobFeed::Item> again;  // harness faults: run once more, alone
   // With --finishing-jobs, a lane is a job from its start until its worker exits (or hands the
   // GPU's slot back): what follows, kbx's comparisons (and the files and teardown), runs beside
   // the lane's next job, which starts its CUDA, imports and small cases meanwhile (session 25 on
@@ -442,6 +514,18 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
       auto item = feed.next();
       if (!item) break;
       const store::Candidate& c = *item->candidate;
+      if (item->alone) {  // no other job and no reference runs until it ends
+        hold.release();
+        try {
+          run_alone(ctx, c, *tasks.at(c.task), *item->refs);
+        } catch (const std::exception& e) {
+          ++ctx.harness_errors;
+          say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
+                          c.task, e.what()));
+        }
+        feed.job_ended(c.task);
+        continue;
+      }
       std::int64_t id = 0;
       try {
         const suite::Task& t = *tasks.at(c.task);
@@ -454,11 +538,9 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         if (const std::string why = not_a_verdict_beside_others(a.result, a.parent_died);
             !why.empty()) {
           end_attempt(ctx, id, why);
-          ctx.progress.note(fmt::format("{}: {}; it runs again alone after the others", c.task,
-                                        why_again_alone(why)));
-          std::lock_guard<std::mutex> lock(again_mu);
-          again.push_back(*item);
-          feed.job_parked(c.task);
+          ctx.progress.note(
+              fmt::format("{}: {}; it runs again alone", c.task, why_again_alone(why)));
+          feed.park(*item);
           continue;
         }
         store_verdict(ctx, a.result, id);
@@ -482,17 +564,6 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
   }
   for (int k = 0; k < threads_n; ++k) threads.emplace_back(lane, size_t(k));
   for (auto& th : threads) th.join();
-  for (const auto& item : again) {
-    const store::Candidate& c = *item.candidate;
-    try {
-      run_alone(ctx, c, *tasks.at(c.task), *item.refs);
-    } catch (const std::exception& e) {
-      ++ctx.harness_errors;
-      say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)", c.task,
-                      e.what()));
-    }
-    feed.job_ended(c.task);
-  }
 }
 
 }  // namespace kbx::sched

@@ -134,6 +134,8 @@ class JobFeed {
   struct Item {
     const store::Candidate* candidate = nullptr;
     const ReferenceCases* refs = nullptr;  ///< the task's references (kept until its jobs end)
+    /// A parked job handed back to run alone: no other job and no reference runs meanwhile.
+    bool alone = false;
   };
   /// Called once per task, after its last job ended, with the task's id and references (their
   /// folders are what goes then).
@@ -144,13 +146,26 @@ class JobFeed {
   /// No task will be added any more: next() ends once the queue is empty.
   void close();
   /// The next job, waiting while none is ready and the feed is open; none when the feed is
-  /// closed and empty.
+  /// closed, empty and no parked job is left. Parked jobs come back marked `alone`, one at a time,
+  /// once no other job runs and no reference is being computed: when the parked tasks reach the
+  /// bound (set_parked_bound), when the room gate needs their files gone (parked_hold_files),
+  /// and when the feed is closed. No other job is handed out while parked ones wait for that.
   std::optional<Item> next();
   /// One of the task's jobs ended (its verdict stored, or given up on).
   void job_ended(const std::string& task);
-  /// One of the task's jobs waits to run again after the lanes (its files stay, but the task
-  /// no longer counts as live: the lanes cannot end it before the feed closes).
-  void job_parked(const std::string& task);
+  /// A job whose result beside the others was no verdict (not_a_verdict_beside_others): it runs
+  /// again alone (next()); its task's files stay until then, but the task no longer counts as
+  /// live.
+  void park(const Item& item);
+  /// The number of parked jobs' tasks (their files kept) at which they run alone before any
+  /// other job (0: only once the feed is closed or the room gate asks).
+  void set_parked_bound(size_t tasks);
+  /// Whether parked jobs hold files (then they are made to run alone soon, which frees them).
+  bool parked_hold_files();
+  /// A reference chunk starts (waits while parked jobs run alone) or ends: parked jobs run alone
+  /// only while none is being computed.
+  void reference_started();
+  void reference_ended();
   /// Waits until at most `live` tasks have jobs that are ready or running (files on disk).
   void wait_until_live_at_most(size_t live);
   /// Tasks with jobs ready or running now.
@@ -164,8 +179,30 @@ class JobFeed {
   std::map<std::string, size_t> open_jobs_;     ///< by task, while some have not ended
   std::map<std::string, size_t> parked_jobs_;   ///< by task: open jobs waiting for the retries
   std::deque<Item> ready_;
+  std::vector<Item> parked_;         ///< not yet handed back to run alone
+  std::deque<Item> alone_;           ///< handed back one at a time while draining_
+  bool draining_ = false;            ///< parked jobs are being run alone
+  bool drain_asked_ = false;         ///< by parked_hold_files()
+  bool alone_running_ = false;       ///< an alone job is out
+  size_t parked_bound_ = 0;          ///< see set_parked_bound
+  size_t running_ = 0;               ///< jobs handed out, neither ended nor parked
+  size_t references_in_flight_ = 0;  ///< reference chunks being computed
   bool closed_ = false;
+  bool drain_due_locked() const;  ///< under mu_
   TaskDone on_task_done_;
+};
+
+/// A reference chunk being computed (JobFeed::reference_started, then reference_ended), for as
+/// long as it lives.
+class ReferenceTurn {
+ public:
+  explicit ReferenceTurn(JobFeed& feed) : feed_(feed) { feed_.reference_started(); }
+  ~ReferenceTurn() { feed_.reference_ended(); }
+  ReferenceTurn(const ReferenceTurn&) = delete;
+  ReferenceTurn& operator=(const ReferenceTurn&) = delete;
+
+ private:
+  JobFeed& feed_;
 };
 
 /// Why a job's result beside other jobs is no verdict, as the attempt's outcome: the warm parent
@@ -184,8 +221,9 @@ bool timed_contended(const store::Result& result);
 /// 1)"; empty when none did.
 std::string again_alone_summary(const std::map<std::string, int>& outcomes);
 
-/// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty, then, one at a time,
-/// the jobs whose result was no verdict beside the others (not_a_verdict_beside_others): each
+/// Runs the feed's jobs in ctx.lanes lanes until it is closed and empty; the jobs whose result
+/// was no verdict beside the others (not_a_verdict_beside_others) run again alone, one at a time
+/// (JobFeed::next says when): each
 /// job ends with exactly one stored verdict, which is killed_harness for one that took the warm
 /// parent down twice. No exception leaves a lane.
 void run_jobs(JobContext& ctx, JobFeed& feed,

@@ -94,12 +94,117 @@ TEST(JobFeed, AParkedJobDoesNotHoldTheReferenceWorkerBack) {
   JobFeed feed([&](const std::string& task, const ReferenceCases&) { done.push_back(task); });
   const auto a = candidate("A/x");
   feed.add("A/x", {}, {&a});
-  feed.job_parked("A/x");
+  feed.park({&a, nullptr});
   auto ahead = std::async(std::launch::async, [&] { feed.wait_until_live_at_most(0); });
   EXPECT_EQ(ahead.wait_for(2s), std::future_status::ready);
   EXPECT_TRUE(done.empty());  // its files stay for the retry
   feed.job_ended("A/x");
   EXPECT_EQ(done, std::vector<std::string>{"A/x"});
+}
+
+TEST(JobFeed, ParkedJobsRunAloneOneAtATimeOnceTheirTasksReachTheBound) {
+  // Parked jobs keep their tasks' files: beyond the bound they run alone before any other job
+  // (session 31: a run whose every job was parked filled /dev/shm with their files).
+  JobFeed feed;
+  feed.set_parked_bound(2);
+  const auto a = candidate("A/x"), b = candidate("B/y"), c = candidate("C/z");
+  feed.add("A/x", {}, {&a});
+  feed.add("B/y", {}, {&b});
+  feed.add("C/z", {}, {&c});
+  auto first = feed.next(), second = feed.next();
+  ASSERT_TRUE(first && second);
+  EXPECT_FALSE(first->alone);
+  feed.park(*first);
+  feed.park(*second);
+  auto alone = feed.next();  // C is ready, but the parked go first
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->candidate, &a);
+  EXPECT_TRUE(alone->alone);
+  // the reference worker waits too: nothing else may run beside an alone job
+  auto refs = std::async(std::launch::async, [&] { feed.wait_until_live_at_most(5); });
+  auto after = std::async(std::launch::async, [&] { return feed.next(); });
+  EXPECT_EQ(after.wait_for(100ms), std::future_status::timeout);
+  EXPECT_EQ(refs.wait_for(10ms), std::future_status::timeout);
+  feed.job_ended("A/x");
+  ASSERT_EQ(after.wait_for(2s), std::future_status::ready);
+  auto b_alone = after.get();
+  EXPECT_EQ(b_alone->candidate, &b);
+  EXPECT_TRUE(b_alone->alone);
+  EXPECT_EQ(refs.wait_for(100ms), std::future_status::timeout);
+  feed.job_ended("B/y");
+  EXPECT_EQ(refs.wait_for(2s), std::future_status::ready);
+  auto third = feed.next();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->candidate, &c);
+  EXPECT_FALSE(third->alone);
+}
+
+TEST(JobFeed, AnAloneJobWaitsForTheRunningJobsAndReferenceChunks) {
+  JobFeed feed;
+  feed.set_parked_bound(1);
+  const auto a = candidate("A/x"), b = candidate("B/y");
+  feed.add("A/x", {}, {&a});
+  feed.add("B/y", {}, {&b});
+  auto chunk = std::make_unique<ReferenceTurn>(feed);  // a chunk being computed
+  auto first = feed.next();
+  ASSERT_TRUE(feed.next());  // B runs
+  feed.park(*first);
+  auto alone = std::async(std::launch::async, [&] { return feed.next(); });
+  EXPECT_EQ(alone.wait_for(100ms), std::future_status::timeout);  // B still runs
+  // a new chunk waits for the parked job to have run alone
+  auto next_chunk = std::async(std::launch::async, [&] { ReferenceTurn turn(feed); });
+  feed.job_ended("B/y");
+  EXPECT_EQ(alone.wait_for(100ms), std::future_status::timeout);  // the chunk still runs
+  chunk.reset();
+  ASSERT_EQ(alone.wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(alone.get()->alone);
+  EXPECT_EQ(next_chunk.wait_for(100ms), std::future_status::timeout);
+  feed.job_ended("A/x");
+  EXPECT_EQ(next_chunk.wait_for(2s), std::future_status::ready);
+}
+
+TEST(JobFeed, AClosedFeedHandsItsParkedJobsBackAloneThenEnds) {
+  std::vector<std::string> done;
+  JobFeed feed([&](const std::string& task, const ReferenceCases&) { done.push_back(task); });
+  const auto a = candidate("A/x"), b = candidate("B/y");
+  feed.add("A/x", {}, {&a});
+  feed.add("B/y", {}, {&b});
+  auto first = feed.next();
+  feed.park(*first);  // no bound: it waits for the others
+  auto second = feed.next();
+  EXPECT_EQ(second->candidate, &b);
+  EXPECT_FALSE(second->alone);
+  feed.close();
+  auto alone = std::async(std::launch::async, [&] { return feed.next(); });
+  EXPECT_EQ(alone.wait_for(100ms), std::future_status::timeout);  // B still runs
+  feed.job_ended("B/y");
+  ASSERT_EQ(alone.wait_for(2s), std::future_status::ready);
+  auto again = alone.get();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->candidate, &a);
+  EXPECT_TRUE(again->alone);
+  feed.job_ended("A/x");
+  EXPECT_FALSE(feed.next());
+  EXPECT_EQ(done, (std::vector<std::string>{"B/y", "A/x"}));
+}
+
+TEST(JobFeed, TheRoomGateCanAskParkedJobsToRunAloneAndFreeTheirFiles) {
+  JobFeed feed;  // no bound
+  const auto a = candidate("A/x"), b = candidate("B/y");
+  feed.add("A/x", {}, {&a});
+  feed.add("B/y", {}, {&b});
+  feed.park(*feed.next());
+  EXPECT_TRUE(feed.parked_hold_files());
+  auto alone = feed.next();
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->candidate, &a);
+  EXPECT_TRUE(alone->alone);
+  EXPECT_TRUE(feed.parked_hold_files());  // until it ends
+  feed.job_ended("A/x");
+  EXPECT_FALSE(feed.parked_hold_files());
+  auto next = feed.next();
+  EXPECT_EQ(next->candidate, &b);
+  EXPECT_FALSE(next->alone);
 }
 
 TEST(LaneGate, AtMostItsLanesAreHeldAndAReleasedHoldFreesItsLaneOnce) {

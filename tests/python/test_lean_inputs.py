@@ -368,6 +368,42 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
+def test_parked_jobs_run_alone_once_as_many_tasks_as_lanes_hold_their_files(kbx, tmp_path):
+    """A parked job keeps its task's files until it runs again alone: with --jobs 2, two parked
+    tasks make them run alone before the next job (session 31: a run whose every job was parked
+    filled /dev/shm with their files). Every job still ends with its own verdict."""
+    suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
+    cands.mkdir(parents=True)
+    names = {f"a_oom{i}": "fakes_oom" for i in range(4)} | {f"z_ok{i}": "honest" for i in range(2)}
+    for name, kind in names.items():
+        task = suite / "Math" / f"scale_{name}"
+        task.mkdir(parents=True)
+        (task / "task.toml").write_text(TOML.format(name=f"scale_{name}"))
+        (task / "reference.py").write_text(E2E_REFERENCE)
+        (cands / f"scale_{name}.py").write_text((LEAN / f"scale_{kind}.py").read_text())
+    db = tmp_path / "parked.db"
+    proc = kbx("--suite", str(suite), "eval", "--method", "parked", "--candidates",
+               str(tmp_path / "cands"), "--device", "cpu", "--track", "any", "--tiers",
+               "edge,small,full", "--db", str(db), "--jobs", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json", check=True)
+    got = {r["task"]: r["status"] for r in json.loads(res.stdout)["results"]}
+    assert got == {f"Math/scale_{n}": ("oom" if k == "fakes_oom" else "passed")
+                   for n, k in names.items()}, proc.stdout
+    with sqlite3.connect(db) as con:
+        attempts = con.execute(
+            "SELECT a.id, c.task, a.outcome FROM attempts a JOIN candidates c "
+            "ON c.id = a.candidate_id ORDER BY a.id").fetchall()
+    for name, kind in names.items():
+        mine = [o for _, t, o in attempts if t == f"Math/scale_{name}"]
+        assert mine == (["oom_beside", "oom"] if kind == "fakes_oom" else ["passed"]), attempts
+    # the first parked jobs ran alone before the last tasks' jobs began, not after the lanes
+    first_alone = min(i for i, _, o in attempts if o == "oom")
+    last_oom_start = max(i for i, t, o in attempts if o == "oom_beside")
+    assert first_alone < last_oom_start, attempts
+    assert "4 jobs ran again alone (oom_beside 4)" in proc.stderr, proc.stderr
+
+
 def test_a_call_of_scalars_only_keeps_its_empty_file_and_its_candidate_runs(tmp_path):
     """Session 20 on the H200: Random/logspace's full cases have no tensor inputs; with no file
     kept, the candidate's worker (which rebuilt only for non-empty checksums) found none and
