@@ -101,14 +101,38 @@ def _forget_parent_paths():
             pass
 
 
-def libcuda_mapped():
-    """Whether CUDA's driver library is loaded in this process (CUDA cannot have started
-    without it)."""
+def libcuda_path():
+    """The file of CUDA's driver library loaded in this process, or None (CUDA cannot have
+    started without it)."""
     try:
         with open("/proc/self/maps") as maps:
-            return any("libcuda.so" in line for line in maps)
+            for line in maps:
+                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
+                if os.path.basename(path).startswith("libcuda.so"):
+                    return path
     except OSError:
+        pass
+    return None
+
+
+CUDA_ERROR_NOT_INITIALIZED = 3
+
+
+def cuda_driver_started():
+    """Whether cuInit has run in this process (a child forked after it cannot use CUDA), asked
+    of the driver without starting it: cuDeviceGetCount answers CUDA_ERROR_NOT_INITIALIZED until
+    cuInit has run. torch's own flag misses a cuInit of torch.cuda.is_available() or of Triton's
+    driver check (session 31 on the H100: torch 2.11's compiler imports started the driver with
+    the flag unset)."""
+    path = libcuda_path()
+    if path is None:
         return False
+    try:
+        lib = ctypes.CDLL(path)  # the one loaded already
+        count = ctypes.c_int(0)
+        return lib.cuDeviceGetCount(ctypes.byref(count)) != CUDA_ERROR_NOT_INITIALIZED
+    except (OSError, AttributeError):
+        return True  # mapped but not callable: assume the worst
 
 
 def without_flag(argv, flag):
@@ -141,19 +165,18 @@ def main(argv=None):
         from .__main__ import preload_lazy_torch_modules
         preload_lazy_torch_modules()
     if opts.preload_compiler:
-        driver_before = libcuda_mapped()
         from .__main__ import preload_compiler_modules
         preload_compiler_modules()
-        if torch.cuda.is_initialized() or (libcuda_mapped() and not driver_before):
-            # CUDA's driver came in with torch.compile's modules (a torch whose imports query
+        if torch.cuda.is_initialized() or cuda_driver_started():
+            # CUDA's driver started with torch.compile's modules (a torch whose imports query
             # the GPU): a child forked after CUDA's start could not use CUDA, so this parent
             # starts again, as a new program, without them
-            print("kbx_worker.zygote: importing torch.compile's modules loaded CUDA's driver; "
+            print("kbx_worker.zygote: importing torch.compile's modules started CUDA's driver; "
                   "the warm parent starts again without them", file=sys.stderr, flush=True)
             os.set_inheritable(opts.socket_fd, True)
             argv = without_flag(sys.orig_argv, "--preload-compiler")
             os.execv(sys.executable, argv)
-    if torch.cuda.is_initialized():  # a child could not use CUDA: kbx starts its jobs cold
+    if torch.cuda.is_initialized() or cuda_driver_started():  # a child could not use CUDA
         raise SystemExit("kbx_worker.zygote: an import initialised CUDA in the warm parent")
     _send(sock, ev="ready")  # kbx's wait for each fork starts now, not during the imports
     children = set()

@@ -6,6 +6,8 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 import kbx_worker
 
 SCRIPT = """
@@ -110,27 +112,39 @@ def test_the_warm_parent_preloads_torch_compile_and_jobs_keep_their_own_paths(kb
 
 
 # The warm parent, run with a torch.compile preload that loads a library named as CUDA's driver
-# (as an import that queried the GPU would): it must start again without the preload, not serve
-# children forked after CUDA's driver came in.
+# and calls its cuInit or not (an import that queried the GPU, or one that only loaded the
+# driver): after a cuInit it must start again without the preload, not serve children forked
+# after CUDA's start (torch's own flag is not set by a bare cuInit).
 DRIVER_LOADING_PARENT = """
 import ctypes, sys
 import kbx_worker.__main__ as worker_main
-worker_main.preload_compiler_modules = lambda: ctypes.CDLL(sys.argv[1])
+if sys.argv[2] == "mapped_before":  # the driver came in before the preload (session 31's H100)
+    ctypes.CDLL(sys.argv[1])
+def preload():
+    lib = ctypes.CDLL(sys.argv[1])
+    if sys.argv[2] != "load":
+        lib.cuInit(0)
+worker_main.preload_compiler_modules = preload
 from kbx_worker.zygote import main
-sys.exit(main(sys.argv[2:]))
+sys.exit(main(sys.argv[3:]))
+"""
+FAKE_DRIVER = """
+static int started;
+int cuInit(unsigned flags) { started = 1; return (int)flags; }
+int cuDeviceGetCount(int* count) { if (!started) return 3; *count = 1; return 0; }
 """
 
 
-def test_a_preload_that_loads_cudas_driver_restarts_the_warm_parent_without_it(tmp_path):
+def _warm_parent_stderr(tmp_path, preload):
     import socket
     source = tmp_path / "fake.c"
-    source.write_text("int cuInit(unsigned flags) { return flags; }\n")
+    source.write_text(FAKE_DRIVER)
     fake = tmp_path / "libcuda.so.1"
     subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(fake), str(source)], check=True)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     env = dict(os.environ, PYTHONPATH=str(pathlib.Path(kbx_worker.__file__).parent.parent))
     proc = subprocess.Popen(
-        [sys.executable, "-c", DRIVER_LOADING_PARENT, str(fake), "--socket-fd",
+        [sys.executable, "-c", DRIVER_LOADING_PARENT, str(fake), preload, "--socket-fd",
          str(theirs.fileno()), "--preload-compiler"],
         pass_fds=[theirs.fileno()], env=env, stderr=subprocess.PIPE, text=True)
     theirs.close()
@@ -140,8 +154,20 @@ def test_a_preload_that_loads_cudas_driver_restarts_the_warm_parent_without_it(t
     finally:
         ours.close()  # the parent ends when kbx's end of its socket closes
         _, err = proc.communicate(timeout=60)
-    assert first == {"ev": "ready"}
+    assert first == {"ev": "ready"}, err
+    return err
+
+
+@pytest.mark.parametrize("driver", ["init", "mapped_before"])
+def test_a_preload_that_starts_cudas_driver_restarts_the_warm_parent_without_it(tmp_path, driver):
+    err = _warm_parent_stderr(tmp_path, driver)
     assert err.count("starts again without them") == 1, err  # once: the new one did not preload
+
+
+def test_a_preload_that_only_loads_cudas_driver_keeps_the_warm_parent(tmp_path):
+    # the driver's library mapped without cuInit: children can still start CUDA
+    err = _warm_parent_stderr(tmp_path, "load")
+    assert "starts again" not in err, err
 
 
 def test_the_restart_drops_only_the_preload_flag():
