@@ -39,6 +39,9 @@ def preload_lazy_torch_modules():
         pass
 
 
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+
+
 def preload_compiler_modules():
     """Imports torch.compile's front and back end (Dynamo, Inductor and what they pull in: about
     960 modules, 2 s of CPU on the CPU machine, more on a loaded host). The warm parent does it
@@ -47,11 +50,22 @@ def preload_compiler_modules():
     Importing them reads the process's paths (tempfile's folder, Dynamo's debug folder under the
     current folder): a forked job takes its own again (zygote._forget_parent_paths).
     A test: tests/python/test_preload.py."""
+    # Their imports ask whether CUDA is there (torch.cuda.is_available, Triton's driver check):
+    # torch's default answer starts CUDA's driver (cuInit), after which no forked job can use
+    # CUDA (session 31 on the H100, torch 2.11); NVML's answer starts nothing. Only for these
+    # imports: the jobs get the environment they were given.
+    before = os.environ.get(NVML_CHECK)
+    os.environ[NVML_CHECK] = "1"
     try:
         import torch._dynamo  # noqa: F401
         import torch._inductor.compile_fx  # noqa: F401
     except Exception:  # a torch without them, or one that cannot compile: nothing to preload
         pass
+    finally:
+        if before is None:
+            os.environ.pop(NVML_CHECK, None)
+        else:
+            os.environ[NVML_CHECK] = before
 
 
 def start_intra_op_pool():

@@ -170,6 +170,36 @@ def test_a_preload_that_only_loads_cudas_driver_keeps_the_warm_parent(tmp_path):
     assert "starts again" not in err, err
 
 
+# torch.compile's modules imported by the preload, watched: the environment each import saw
+NVML_WATCH = """
+import os, sys
+import torch
+seen = {}
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("torch._dynamo", "torch._inductor.compile_fx") and name not in seen:
+            seen[name] = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK")
+        return None
+sys.meta_path.insert(0, Watch())
+from kbx_worker.__main__ import preload_compiler_modules
+preload_compiler_modules()
+print(seen, os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK"))
+"""
+
+
+@pytest.mark.parametrize("given", [None, "0"])
+def test_the_preload_asks_nvml_whether_cuda_is_there_and_leaves_the_jobs_environment(given):
+    # torch's default check (cudaGetDeviceCount) starts CUDA's driver, NVML's does not; the jobs
+    # forked from the parent get the environment kbx gave it
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(kbx_worker.__file__).parent.parent))
+    env.pop("PYTORCH_NVML_BASED_CUDA_CHECK", None)
+    if given is not None:
+        env["PYTORCH_NVML_BASED_CUDA_CHECK"] = given
+    out = subprocess.run([sys.executable, "-c", NVML_WATCH], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.strip()
+    assert out == f"{{'torch._dynamo': '1', 'torch._inductor.compile_fx': '1'}} {given}", out
+
+
 def test_the_restart_drops_only_the_preload_flag():
     from kbx_worker import zygote
     argv = ["py", "-I", "-c", "boot", "--socket-fd", "3", "--preload-compiler", "--x"]
