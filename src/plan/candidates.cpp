@@ -16,6 +16,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// What is said of a source longer than kMaxSourceBytes ("" when it is not): then it is cut to
+/// kMaxSourceBytes + 1 bytes, which the judge takes for bad_input.
+std::string cut_to_limit(std::string& source, std::uintmax_t full_bytes) {
+  if (full_bytes <= kMaxSourceBytes) return "";
+  source.resize(std::min<std::size_t>(source.size(), kMaxSourceBytes + 1));
+  return fmt::format(
+      "{} bytes, more than the {} a candidate's source may have; recorded as "
+      "bad_input",
+      full_bytes, kMaxSourceBytes);
+}
+
+/// The first `max_bytes` bytes of a file (all of it when shorter).
+std::string read_prefix(const fs::path& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot open for reading");
+  std::string data(max_bytes, '\0');
+  in.read(data.data(), static_cast<std::streamsize>(max_bytes));
+  data.resize(static_cast<std::size_t>(in.gcount()));
+  return data;
+}
+
 store::Candidate make(const std::string& method, const std::string& task, std::string source,
                       const std::string& origin) {
   store::Candidate c;
@@ -110,8 +131,13 @@ Found from_directory(const fs::path& dir, const std::string& method) {
                                "; skipped");
       continue;
     }
-    std::string source = read_file(f);
-    if (!is_valid_utf8(source)) {
+    std::error_code size_ec;
+    const std::uintmax_t full_bytes = fs::file_size(f, size_ec);
+    std::string source = read_prefix(f, kMaxSourceBytes + 1);
+    if (const std::string too_long = cut_to_limit(source, size_ec ? source.size() : full_bytes);
+        !too_long.empty()) {
+      found.problems.push_back(f.string() + ": " + too_long);
+    } else if (!is_valid_utf8(source)) {
       found.problems.push_back(f.string() + ": not valid UTF-8; recorded as bad_input");
     }
     found.candidates.push_back(make(method, task, std::move(source), f.string()));
@@ -152,7 +178,11 @@ Found from_jsonl(const fs::path& file, const std::string& method) {
                                "' is not Category/name.py; skipped");
       continue;
     }
-    store::Candidate c = make(method, task, obj["predict"].get<std::string>(), where);
+    std::string source = obj["predict"].get<std::string>();
+    if (const std::string too_long = cut_to_limit(source, source.size()); !too_long.empty()) {
+      found.problems.push_back(where + ": \"predict\" is " + too_long);
+    }
+    store::Candidate c = make(method, task, std::move(source), where);
     if (auto problem = read_generation_fields(obj, c); !problem.empty()) {
       found.problems.push_back(where + ": " + problem + "; skipped");
       continue;

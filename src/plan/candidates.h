@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -7,6 +8,11 @@
 #include "suite/task.h"
 
 namespace kbx::plan {
+
+/// The most bytes a candidate's source may have: KernelBenchX's kernels are a few kilobytes, and a
+/// larger one (a generation that ran away, or a file planted to fill kbx's memory and database) is
+/// bad_input; only this much of it, and one byte more, is read and stored.
+inline constexpr std::size_t kMaxSourceBytes = std::size_t{1} << 20;
 
 /// Candidates read from disk, plus one line per input that could not be used.
 struct Found {

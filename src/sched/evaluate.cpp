@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/util.h"
 #include "kbx/probe_records.h"
+#include "plan/candidates.h"
 #include "sched/events.h"
 #include "sched/gpu_slot.h"
 #include "timing/case_timing.h"
@@ -513,6 +514,11 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     return r;
   };
   if (!ref.error.empty()) return finish(Status::ReferenceError, ref.error);
+  if (cand.source.size() > plan::kMaxSourceBytes) {
+    return finish(Status::BadInput,
+                  fmt::format("{}: source of more than {} bytes (a candidate's most)", cand.origin,
+                              plan::kMaxSourceBytes));
+  }
   if (!is_valid_utf8(cand.source)) {
     return finish(Status::BadInput, cand.origin + ": source is not valid UTF-8");
   }

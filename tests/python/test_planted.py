@@ -1,6 +1,7 @@
 """End to end through `kbx eval --device cpu`: planted candidates get the right verdicts."""
 
 import json
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -101,3 +102,30 @@ def test_megabytes_of_output_do_not_break_the_protocol(verdicts):
 def test_bad_inputs_print_one_clear_line(verdicts):
     proc, _ = verdicts["non_utf8"]
     assert "not valid UTF-8" in proc.stderr
+
+
+def test_a_source_of_more_than_a_mebibyte_is_bad_input_and_is_not_stored_whole(kbx, tmp_path):
+    """A candidate file of 3 MiB (a right kernel padded with comments: a generation that ran
+    away, or a file planted to fill kbx's memory and database) is bad_input, said in one line,
+    and the database keeps at most a mebibyte and a byte of it; the same through JSONL."""
+    right = (FIXTURES / "correct_triton" / "Activation" / "gelu.py").read_text()
+    padded = right + ("# " + "x" * 1022 + "\n") * 3072
+    suite, cands = _suite(tmp_path, ["correct_triton"])
+    (cands / "Activation" / "gelu_correct_triton.py").write_text(padded)
+    jsonl = tmp_path / "cands.jsonl"
+    jsonl.write_text(json.dumps({"file": "Activation/gelu_correct_triton.py",
+                                 "predict": padded}) + "\n")
+    for method, given in (("big", cands), ("bigjsonl", jsonl)):
+        db = tmp_path / f"{method}.db"
+        proc = kbx("--suite", str(suite), "eval", "--method", method, "--candidates", str(given),
+                   "--device", "cpu", "--track", "triton", "--db", str(db), "--work",
+                   str(tmp_path / "work"))
+        assert proc.returncode == 0, proc.stderr
+        assert f"{len(padded)} bytes, more than the 1048576" in proc.stderr, proc.stderr
+        res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json")
+        rows = json.loads(res.stdout)["results"]
+        assert [r["status"] for r in rows] == ["bad_input"], rows
+        assert "more than 1048576 bytes" in rows[0]["detail"], rows
+        with sqlite3.connect(db) as con:
+            (stored,) = con.execute("SELECT max(length(source)) FROM candidates").fetchone()
+        assert stored == 1048577
