@@ -2,7 +2,7 @@
 # Session 32, first call (about 6 min): (1) which of torch.compile's imports starts CUDA's driver
 # on the GPU machine's torch, with and without torch's NVML-based device check; (2) the compiler
 # preload's new guard (cuDeviceGetCount) on three tasks: the warm parent must start again without
-# the preload, and the three must pass; (3) session 31's small check at the defaults (32 tasks'
+# the preload, and the three must pass; (2b) CUDA start concurrency; (3) session 31's small check at the defaults (32 tasks'
 # references as their own candidates: all pass, none run again alone, self-speedups near 1).
 export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1 KBX_REF_CACHE=off
 D=bench/results/2026-12-05-h200-s32
@@ -22,5 +22,9 @@ grep -i "zygote\|probe_fd" $OUT/preload.log | head -5
 .carry/bin/kbx results --db $OUT/preload.db --format json | python3 -c "
 import json,sys
 for r in json.load(sys.stdin)['results']: print(r['task'], r['status'], (r.get('detail') or '')[:300])"
+echo "== (2b) CUDA's start in N children at once, with and without the probe (never measured:"
+echo "   session 29's jobs took a median 3.2 s from their source check to CUDA's start, 0.2 s alone)"
+timeout 120 python3 bench/spawn_cost.py --concurrent 1,4,12 --probe .carry/lib/libkbx_probe.so > $OUT/spawn_cost.txt 2>&1
+grep -i "cuda\|concurrent\|children" $OUT/spawn_cost.txt | head -12
 echo "== (3) small check"
 RUN_TIMEOUT=260 OUT=$OUT bash bench/results/2026-12-05-h200-s31/call3-small.sh
