@@ -9,6 +9,8 @@
 #   warmup3   KBX_TIMER_WARMUP_MS=3
 #   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
 #   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
+#   context   KBX_QUIET_CPU_FIRST=context (session 32: a job joins the quiet host after its CUDA
+#             start, not before; bench/context_interference.py asks whether that is sound)
 # Since session 30's baseline settle the reference worker's sources changed, so session 25's
 # database no longer gives the eager timings (their key holds the worker's hash). The eager
 # timings come from EAGER_DB, else from /var/tmp/kbx-eager-s30.db (kept by an earlier run on this
@@ -36,6 +38,7 @@ for v in ${VARIANTS:-base}; do
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nopreload) (export KBX_PRELOAD_COMPILER=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     preload) (export KBX_PRELOAD_COMPILER=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    context) (sed 's/KBX_QUIET_CPU_FIRST=cuda/KBX_QUIET_CPU_FIRST=context/' /tmp/nc2.sh > /tmp/nc2-ctx.sh; OUT=$ROOT/$v bash /tmp/nc2-ctx.sh) ;;
     *) echo "unknown variant $v" ;;
   esac > $ROOT/$v/out.txt 2>&1
   tail -36 $ROOT/$v/out.txt

@@ -26,5 +26,7 @@ echo "== (2b) CUDA's start in N children at once, with and without the probe (ne
 echo "   session 29's jobs took a median 3.2 s from their source check to CUDA's start, 0.2 s alone)"
 timeout 120 python3 bench/spawn_cost.py --concurrent 1,4,12 --probe .carry/lib/libkbx_probe.so > $OUT/spawn_cost.txt 2>&1
 grep -i "cuda\|concurrent\|children" $OUT/spawn_cost.txt | head -12
+echo "== (2c) another process's CUDA start beside a timed loop (KBX_QUIET_CPU_FIRST=context's question)"
+timeout 90 python3 bench/context_interference.py --waves 5 --wave 4 --probe .carry/lib/libkbx_probe.so 2>&1 | tee $OUT/context_interference.txt | tail -12
 echo "== (3) small check"
 RUN_TIMEOUT=260 OUT=$OUT bash bench/results/2026-12-05-h200-s31/call3-small.sh
