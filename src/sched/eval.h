@@ -100,8 +100,9 @@ std::string quiet_timing_mode(const std::string& flag);
 /// Until when a candidate's job is CPU-only for the quiet host (WorkerEnv::quiet_cpu_first):
 /// $KBX_QUIET_CPU_FIRST: unset, 1 or cuda: "cuda" (the default since session 29: on the H200
 /// the 184 references' warm run took 184.5 s against 199-201 s frozen from the start, the same
-/// verdicts); context: "context"; 0: "" (never). Throws naming the variable and its values on
-/// anything else.
+/// verdicts); context: "context" (an experiment: on the H200 in session 32 the candidates' slot
+/// time went from 142 to 177 s, host-bound calls slowed beside unfrozen CUDA starts); 0: ""
+/// (never). Throws naming the variable and its values on anything else.
 std::string quiet_cpu_first_mode();
 
 /// Whether the warm parents import torch.compile's Dynamo and Inductor once for all jobs
