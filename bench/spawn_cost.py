@@ -140,6 +140,9 @@ def main():
         costs = [in_child(unshare_cost(name))[1] for _ in range(3)]
         print(f"unshare {name}: " + " ".join(
             f"{c * 1e3:.1f} ms" if isinstance(c, float) else str(c) for c in costs))
+    # NVML's answer: torch's default check is a cuInit in this parent, after which its forked
+    # children cannot start CUDA (session 32 on the H200: every start failed so)
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     if torch.cuda.is_available():
         took = in_child(cuda_start)[1]
         print("CUDA start in a forked child: " +
