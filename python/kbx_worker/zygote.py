@@ -106,10 +106,11 @@ def libcuda_path():
     started without it)."""
     try:
         with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
-                if os.path.basename(path).startswith("libcuda.so"):
-                    return path
+            for line in maps:  # address perms offset dev inode [path]
+                fields = line.split(None, 5)
+                if len(fields) == 6 and os.path.basename(fields[5].strip()).startswith(
+                        "libcuda.so"):
+                    return fields[5].strip()
     except OSError:
         pass
     return None
@@ -167,17 +168,15 @@ def main(argv=None):
     if opts.preload_compiler:
         from .__main__ import preload_compiler_modules
         preload_compiler_modules()
-        if torch.cuda.is_initialized() or cuda_driver_started():
-            # CUDA's driver started with torch.compile's modules (a torch whose imports query
-            # the GPU): a child forked after CUDA's start could not use CUDA, so this parent
-            # starts again, as a new program, without them
-            print("kbx_worker.zygote: importing torch.compile's modules started CUDA's driver; "
-                  "the warm parent starts again without them", file=sys.stderr, flush=True)
-            os.set_inheritable(opts.socket_fd, True)
-            argv = without_flag(sys.orig_argv, "--preload-compiler")
-            os.execv(sys.executable, argv)
     if torch.cuda.is_initialized() or cuda_driver_started():  # a child could not use CUDA
-        raise SystemExit("kbx_worker.zygote: an import initialised CUDA in the warm parent")
+        if not opts.preload_compiler:  # kbx starts its jobs cold
+            raise SystemExit("kbx_worker.zygote: an import initialised CUDA in the warm parent")
+        # CUDA's driver started with torch.compile's modules (a torch whose imports query the
+        # GPU): this parent starts again, as a new program, without them
+        print("kbx_worker.zygote: importing torch.compile's modules started CUDA's driver; "
+              "the warm parent starts again without them", file=sys.stderr, flush=True)
+        os.set_inheritable(opts.socket_fd, True)
+        os.execv(sys.executable, without_flag(sys.orig_argv, "--preload-compiler"))
     _send(sock, ev="ready")  # kbx's wait for each fork starts now, not during the imports
     children = set()
     while True:
