@@ -640,8 +640,8 @@ int main(int argc, char** argv) {
       "processes' GPU work to drain (baselines, candidates); KBX_TIMER_WARMUP_MS the candidates' "
       "timer warm-up (10); KBX_PRELOAD_COMPILER=1|0 imports torch.compile's modules in the warm "
       "parents or not (default: not; an experiment); KBX_INDUCTOR_THREADS Inductor's compile "
-      "workers "
-      "per job; KBX_DEBUG_TIMING=1 prints each job's timeline; KBX_SLOT_TRACE=FILE records every "
+      "workers per job; KBX_DEBUG_TIMING=1 prints each job's timeline; KBX_SLOT_TRACE=FILE records "
+      "every "
       "use of the timing slot (bench/slot_profile.py reads both).");
 
   GenerateFlags generate_flags;

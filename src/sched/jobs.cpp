@@ -497,6 +497,14 @@ std::string why_again_alone(const std::string& outcome) {
   return "kbx failed on it";
 }
 
+/// kbx itself failed on a job (no verdict stored): counted and said; the job runs again on the
+/// next kbx eval.
+void lane_failed(JobContext& ctx, const std::string& task, const std::exception& e) {
+  ++ctx.harness_errors;
+  say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)", task,
+                  e.what()));
+}
+
 }  // namespace
 
 void run_jobs(JobContext& ctx, JobFeed& feed,
@@ -519,9 +527,7 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         try {
           run_alone(ctx, c, *tasks.at(c.task), *item->refs);
         } catch (const std::exception& e) {
-          ++ctx.harness_errors;
-          say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
-                          c.task, e.what()));
+          lane_failed(ctx, c.task, e);
         }
         feed.job_ended(c.task);
         continue;
@@ -545,9 +551,7 @@ void run_jobs(JobContext& ctx, JobFeed& feed,
         }
         store_verdict(ctx, a.result, id);
       } catch (const std::exception& e) {
-        ++ctx.harness_errors;
-        say(fmt::format("{}: kbx failed on this job: {} (it runs again on the next kbx eval)",
-                        c.task, e.what()));
+        lane_failed(ctx, c.task, e);
         try {
           if (id) end_attempt(ctx, id, "lane_error");  // a fault of kbx, no strike for the job
         } catch (const std::exception&) {
