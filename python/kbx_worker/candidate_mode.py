@@ -356,6 +356,18 @@ def _read_source(path):
     return raw.decode("utf-8")
 
 
+def _saving_ran_out_of_memory(exc, channel, case):
+    """Whether exc, raised while a call's outputs were compared with its inputs and copied out,
+    is a lack of memory; if so it is reported as the case's error. That work allocates (a
+    comparison's mask, a copy of a strided output) while other jobs and the references share the
+    GPU: an out-of-memory there is the kbx run's (the supervisor runs the job again alone), not
+    a crash of the candidate (session 33's compile workload: a worker died of it, exit 1)."""
+    if classify_exception(exc) != "oom":
+        return False
+    _fail(channel, "save", exc, case=case["name"])
+    return True
+
+
 def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
                  held=None, slot=None, **facts):
     """One call whose result the supervisor judges: run it, save the outputs and the inputs it
@@ -387,13 +399,18 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
     # Only the inputs the call changed travel back; the supervisor takes a missing one as
     # unchanged and compares it with the reference's (updated or original) input. An output
     # that is one of them travels once.
-    changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
-    dedup = () if case.get("random") else list(changed)
-    # Without `held`, save_result's own writer (calls.write_kbt), as before the slot's hand-back:
-    # tests/adversarial/supervisor/fifo_output reaches the supervisor through it.
-    structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
-                                  held.write if held else True, updated=dedup)
-    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    try:
+        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+        dedup = () if case.get("random") else list(changed)
+        # Without `held`, save_result's own writer (calls.write_kbt), as before the slot's
+        # hand-back: tests/adversarial/supervisor/fifo_output reaches the supervisor through it.
+        structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
+                                      held.write if held else True, updated=dedup)
+        (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    except Exception as exc:
+        if not _saving_ran_out_of_memory(exc, channel, case):
+            raise
+        return False
     save_s = time.perf_counter() - t_save
     if case.get("random"):
         try:  # a second draw on the same inputs, with another seed, for the judge
@@ -758,10 +775,15 @@ def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):
     tensors = judged["tensors"]
     base = twin["out_prefix"]
     t_save = time.perf_counter()
-    changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
-    structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
-                                  held.write if held else True, updated=list(changed))
-    (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    try:
+        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+        structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
+                                      held.write if held else True, updated=list(changed))
+        (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+    except Exception as exc:
+        if not _saving_ran_out_of_memory(exc, channel, twin):
+            raise
+        return False
     (held or channel).send("case", case=twin["name"], structure=structure, outputs=meta,
                            triton_launches=judged["launches"], call_s=0.0,
                            save_s=time.perf_counter() - t_save, read_s=0.0,
