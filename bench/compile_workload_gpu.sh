@@ -85,6 +85,11 @@ run() {
   local rc=$? t1=$(date +%s.%N)
   rm -rf "$work"
   "$KBX" results --db "$OUT/$name.db" --format csv > "$OUT/$name.csv" 2>/dev/null
+  # (session 33) every verdict but passed, with its whole detail (the log's line is cut short):
+  # the database itself is removed by the callers, and a crash needs its stderr to be told apart
+  "$KBX" results --db "$OUT/$name.db" --method torch-compile --format json 2>/dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["results"]; json.dump([{k: x.get(k) for k in ("task","status","detail")} for x in r if x.get("status") not in ("passed", None)], sys.stdout, indent=1)' \
+    > "$OUT/$name-failures.json" || true
   python3 - "$OUT/$name.csv" "$name" "$t0" "$t1" "$rc" "$jobs" <<'EOF' | tee -a "$OUT/walls.txt"
 import collections, csv, statistics, sys
 path, name, rc, jobs = sys.argv[1], sys.argv[2], sys.argv[5], int(sys.argv[6])

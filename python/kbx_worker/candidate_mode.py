@@ -447,7 +447,16 @@ class HeldReports:
 
     def release(self):
         reports, self.reports = self.reports, []
-        self.files.flush()
+        try:
+            self.files.flush()
+        except Exception as exc:
+            # the files' copies to pinned host buffers: an out-of-memory there is the run's, as
+            # _saving_ran_out_of_memory says; the held reports go with it (their files are not
+            # whole)
+            if classify_exception(exc) != "oom":
+                raise
+            _fail(self.channel, "save", exc)
+            return
         for ev, fields in reports:
             self.channel.send(ev, **fields)
 

@@ -72,3 +72,20 @@ def test_an_honest_save_still_reports_the_case(tmp_path):
                                        pristine, candidate_mode.LaunchCounter(), "cpu", events)
     assert [e["ev"] for e in events.events] == ["case"]
     assert (job / "perf_one.cand.kbt").exists()
+
+
+class _FilesOutOfMemory:
+    def write(self, path, named):
+        pass
+
+    def flush(self):
+        raise RuntimeError("CUDA error: out of memory")
+
+
+def test_out_of_memory_while_held_files_are_written_drops_their_reports(tmp_path):
+    events = Events()
+    held = candidate_mode.HeldReports(events)
+    held.files = _FilesOutOfMemory()
+    held.send("case", case="perf_one")
+    held.release()
+    assert [(e["ev"], e["phase"], e["kind"]) for e in events.events] == [("error", "save", "oom")]
