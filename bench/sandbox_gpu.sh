@@ -20,7 +20,7 @@ tail -n 30 "$OUT/pytest.txt"
 # The supervisor's attacks on cuda (the ones that run a candidate; the tests that kill kbx are
 # the CPU's alone)
 KBX_ADVERSARIAL_DEVICE=cuda timeout --signal=KILL "${SUPERVISOR_TIMEOUT:-240}" \
-  python3 -m pytest -q -p no:cacheprovider --basetemp="$OUT/tmp-supervisor" \
+  python3 -m pytest -q -rf --tb=short -p no:cacheprovider --basetemp="$OUT/tmp-supervisor" \
   -k "attacks_in_one_run or closes_its_pipes" tests/python/test_supervisor.py \
   > "$OUT/pytest-supervisor.txt" 2>&1
 rc_supervisor=$?
