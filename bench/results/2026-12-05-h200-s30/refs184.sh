@@ -45,6 +45,10 @@ for v in ${VARIANTS:-base}; do
   # (session 31) jobs run again alone, by why: contended_beside counts timed cases that met other
   # processes' GPU work (the candidates' settle); the log's "computed again alone" the references'
   echo "again alone: $(zgrep -c "runs again alone\|computed again alone" /tmp/tl/warm/profile/profile.log.gz 2>/dev/null)"
+  # (session 33) how fast this machine's host was: the timer's host_loop_ms before each host-bound
+  # case (a quiet host); runs on different machines differ by up to 2x in it (0.22-0.47 ms)
+  zgrep -o 'host_loop_ms=[0-9.]*' /tmp/tl/warm/profile/profile.log.gz 2>/dev/null | cut -d= -f2 | sort -n |
+    awk '{a[NR]=$1} END {if (NR) print "host_loop_ms over " NR " host-bound cases: min " a[1] ", median " a[int(NR/2)+1]}'
   zgrep -h "runs again alone\|computed again alone" /tmp/tl/warm/profile/profile.log.gz 2>/dev/null | cut -c1-160 | head -20
   if [ -z "$EAGER_DB" ] && [ -s $KEPT.new ]; then mv $KEPT.new $KEPT; EAGER_DB=$KEPT; fi
   rm -f $KEPT.new
