@@ -25,7 +25,9 @@ def check_source(source, entry):
     except SyntaxError as e:
         return {"syntax_ok": False, "message": f"line {e.lineno}: {e.msg}"}
     except (ValueError, RecursionError, MemoryError) as e:  # a NUL byte, nesting past the parser
-        return {"syntax_ok": False, "message": f"{type(e).__name__}: {str(e)[:200]}"}
+        # the parser's own stack overflow is a MemoryError without a message
+        why = str(e)[:200] or "nested too deeply for Python's parser"
+        return {"syntax_ok": False, "message": f"{type(e).__name__}: {why}"}
     kernels = []
     entry_found = False
     suspicious = set()
