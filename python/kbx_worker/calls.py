@@ -33,7 +33,14 @@ def same_bits(a, b):
         return False
     if a.numel() == 0:
         return True
-    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+    # reshape(-1) keeps a 1-D view's stride (a column of a matrix, an expanded scalar), which a
+    # view as bytes refuses: such a tensor is compared through a contiguous copy
+    return torch.equal(_as_bytes(a), _as_bytes(b))
+
+
+def _as_bytes(t):
+    flat = t.reshape(-1)
+    return (flat if flat.stride(0) == 1 else flat.contiguous()).view(torch.uint8)
 
 
 def set_tf32(allowed):
