@@ -136,6 +136,26 @@ void run_in_parts(std::size_t parts, const std::function<void(std::size_t)>& wor
   for (auto& th : pool) th.join();
 }
 
+namespace {
+
+/// The nearest UTF-8 character boundary at or before `at` (a continuation byte is 10xxxxxx).
+std::size_t char_boundary(std::string_view text, std::size_t at) {
+  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) {
+    --at;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string head_and_tail(std::string_view text, std::size_t head, std::size_t tail) {
+  if (text.size() <= head + tail) return std::string(text);
+  const std::size_t head_end = char_boundary(text, head);
+  const std::size_t tail_start = char_boundary(text, text.size() - tail);
+  return std::string(text.substr(0, head_end)) + " [... " + std::to_string(tail_start - head_end) +
+         " bytes ...] " + std::string(text.substr(tail_start));
+}
+
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

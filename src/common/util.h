@@ -37,6 +37,11 @@ std::uint64_t random_seed();
 /// The machine's physical memory in bytes (sysconf).
 std::uint64_t physical_memory_bytes();
 
+/// text whole when it has at most head + tail bytes, else its first `head` and last `tail`
+/// bytes around a mark of what was left out (cut at UTF-8 character boundaries): a one-line
+/// view of a long message whose end says most (a traceback's last line).
+std::string head_and_tail(std::string_view text, std::size_t head, std::size_t tail);
+
 /// Splits on a separator, dropping empty pieces.
 std::vector<std::string> split(std::string_view text, char sep);
 

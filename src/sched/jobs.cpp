@@ -86,7 +86,9 @@ void store_verdict(JobContext& ctx, const store::Result& r, std::int64_t attempt
   }
   if (r.status == verdict::status_name(verdict::Status::HarnessError)) ++ctx.harness_errors;
   if (r.status != "passed") {
-    ctx.progress.note(fmt::format("{}: {}: {}", r.task, r.status, r.detail.substr(0, 300)));
+    // the detail's end too: a crash's stderr ends with the exception that says why
+    ctx.progress.note(
+        fmt::format("{}: {}: {}", r.task, r.status, head_and_tail(r.detail, 200, 400)));
   }
   ctx.progress.finished(r.task, r.status == "passed", r.status, r.wall_s);
 }
