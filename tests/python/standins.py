@@ -69,3 +69,28 @@ def run_reference(tmp_path, text, task, entry, tiers, **job):
         "task": task, "task_dir": str(task_dir), "entry": entry, "seed": 5, "label": "x",
         "tiers": tiers, "out_dir": str(out)}, **job)]}, events)
     return out, {e["case"]: e for e in events.events if e["ev"] == "case"}
+
+
+def run_candidate(tmp_path, out, cases, source, entry="scale"):
+    """Runs a candidate's worker on the CPU over the cases a reference run gave (run_reference),
+    as the supervisor asks it: no inputs path for a case whose reference kept no file. Returns
+    (its events, its job folder)."""
+    from kbx_worker import candidate_mode
+
+    job = tmp_path / "job"
+    job.mkdir()
+    cand = job / f"{entry}.py"
+    cand.write_text(source)
+    request_cases = []
+    for ev in cases.values():
+        c = {"name": ev["case"], "tier": ev["tier"], "call": ev["call"],
+             "out_prefix": str(job / ev["case"]), "digest": ev["digest"],
+             "case_seed": ev["case_seed"]}
+        if ev["in_file"]:
+            c["inputs"] = str(out / f"{ev['case']}.in.kbt")
+        request_cases.append(c)
+    events = Events()
+    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(cand),
+                        "entry": entry, "task_dir": str(tmp_path / "task"), "track": "any",
+                        "cases": request_cases, "time": False}, events)
+    return events.events, job

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from standins import Events, SCALE_REFERENCE, run_reference
+from standins import Events, SCALE_REFERENCE, run_candidate, run_reference
 from kbx_worker import candidate_mode
 
 # the candidates (honest and hostile) of tests/adversarial/verdict/lean_inputs
@@ -131,25 +131,7 @@ def _torch_restored():
 
 
 def _candidate(tmp_path, out, cases, source):
-    """Runs the candidate's worker as the supervisor asks it: no inputs path for a case whose
-    reference kept no file."""
-    job = tmp_path / "job"
-    job.mkdir()
-    cand = job / "scale.py"
-    cand.write_text(source)
-    request_cases = []
-    for ev in cases.values():
-        c = {"name": ev["case"], "tier": ev["tier"], "call": ev["call"],
-             "out_prefix": str(job / ev["case"]), "digest": ev["digest"],
-             "case_seed": ev["case_seed"]}
-        if ev["in_file"]:
-            c["inputs"] = str(out / f"{ev['case']}.in.kbt")
-        request_cases.append(c)
-    events = Events()
-    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(cand),
-                        "entry": "scale", "task_dir": str(tmp_path / "task"), "track": "any",
-                        "cases": request_cases, "time": False}, events)
-    return events.events, job
+    return run_candidate(tmp_path, out, cases, source)
 
 
 def test_an_honest_candidate_rebuilds_the_unkept_inputs(tmp_path):

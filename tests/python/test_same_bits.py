@@ -59,26 +59,10 @@ def cases():
 
 
 def test_strided_inputs_are_judged_by_both_workers(tmp_path):
-    from standins import Events, run_reference
-    from kbx_worker import candidate_mode
+    from standins import run_candidate, run_reference
 
     out, cases = run_reference(tmp_path, STRIDED_REFERENCE, "T/scale", "scale", ["small"])
     assert set(cases) == {"small_column", "small_expanded"}
-    job = tmp_path / "job"
-    job.mkdir()
-    cand = job / "scale.py"
-    cand.write_text("def scale(x, factor):\n    return x * factor\n")
-    request_cases = []
-    for ev in cases.values():
-        c = {"name": ev["case"], "tier": ev["tier"], "call": ev["call"],
-             "out_prefix": str(job / ev["case"]), "digest": ev["digest"],
-             "case_seed": ev["case_seed"]}
-        if ev["in_file"]:
-            c["inputs"] = str(out / f"{ev['case']}.in.kbt")
-        request_cases.append(c)
-    events = Events()
-    candidate_mode.run({"mode": "candidate", "device": "cpu", "candidate": str(cand),
-                        "entry": "scale", "task_dir": str(tmp_path / "task"), "track": "any",
-                        "cases": request_cases, "time": False}, events)
-    assert not [e for e in events.events if e["ev"] == "error"], events.events
-    assert {e["case"] for e in events.events if e["ev"] == "case"} == set(cases)
+    events, _ = run_candidate(tmp_path, out, cases, "def scale(x, factor):\n    return x * factor\n")
+    assert not [e for e in events if e["ev"] == "error"], events
+    assert {e["case"] for e in events if e["ev"] == "case"} == set(cases)
