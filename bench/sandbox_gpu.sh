@@ -36,8 +36,11 @@ if [ "${HOG:-1}" != 0 ]; then
   tail -n 15 "$OUT/pytest-hog.txt"
   [ $rc -eq 0 ] && rc=$rc_hog
 fi
-for db in "$OUT"/tmp/*/*.db; do
-  [ -f "$db" ] && "$KBX_BIN" results --db "$db" > "${db%.db}.txt" 2>&1
+# Each test's verdicts, flat in $OUT (the device tool does not bring back folders this deep)
+for db in "$OUT"/tmp/*/*.db "$OUT"/tmp-supervisor/*/*.db "$OUT"/tmp-hog/*/*.db; do
+  [ -f "$db" ] || continue
+  test_dir=$(basename "$(dirname "$db")")
+  "$KBX_BIN" results --db "$db" > "$OUT/results-${test_dir}-$(basename "${db%.db}").txt" 2>&1
 done
 rm -rf "$OUT"/tmp/*/work "$OUT"/tmp-supervisor/*/work "$OUT"/tmp-hog/*/work
 echo "sandbox on the GPU: exit $rc"
