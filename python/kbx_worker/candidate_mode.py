@@ -356,16 +356,34 @@ def _read_source(path):
     return raw.decode("utf-8")
 
 
-def _saving_ran_out_of_memory(exc, channel, case):
-    """Whether exc, raised while a call's outputs were compared with its inputs and copied out,
-    is a lack of memory; if so it is reported as the case's error. That work allocates (a
-    comparison's mask, a copy of a strided output) while other jobs and the references share the
-    GPU: an out-of-memory there is the kbx run's (the supervisor runs the job again alone), not
-    a crash of the candidate (session 33's compile workload: a worker died of it, exit 1)."""
+def _report_oom_or_raise(exc, channel, case=None):
+    """Reports exc as the case's error (phase "save") when it is a lack of memory, else raises
+    it. kbx's own work after a call (comparing its inputs with their copies, copying and writing
+    its outputs) allocates while other jobs and the references share the GPU: an out-of-memory
+    there is the kbx run's (the supervisor runs the job again alone), not a crash of the
+    candidate (session 33's compile workload: a worker died of it, exit 1)."""
     if classify_exception(exc) != "oom":
-        return False
-    _fail(channel, "save", exc, case=case["name"])
-    return True
+        raise exc
+    _fail(channel, "save", exc, case=case)
+
+
+def _save_call(case, result, tensors, pristine, device, channel, held, dedup=True):
+    """Writes a judged call's outputs and the inputs it changed (`pristine`: their copies from
+    before it) to the case's files; returns (structure, metadata), or None when that ran out of
+    memory (reported). Only the changed inputs travel back; the supervisor takes a missing one
+    as unchanged. With dedup, an output that is one of them travels once."""
+    base = case["out_prefix"]
+    try:
+        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
+        # Without `held`, save_result's own writer (calls.write_kbt), as before the slot's
+        # hand-back: tests/adversarial/supervisor/fifo_output reaches the supervisor through it.
+        saved = save_result(result, base + ".cand.kbt", tensors, device,
+                            held.write if held else True, updated=list(changed) if dedup else ())
+        (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
+        return saved
+    except Exception as exc:  # noqa: BLE001 - only an out-of-memory is kept, the rest raised
+        _report_oom_or_raise(exc, channel, case["name"])
+        return None
 
 
 def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
@@ -396,21 +414,11 @@ def _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, 
         slot.take()  # a call without GPU work: its outputs' copies and the rest hold it
     base = case["out_prefix"]
     t_save = time.perf_counter()
-    # Only the inputs the call changed travel back; the supervisor takes a missing one as
-    # unchanged and compares it with the reference's (updated or original) input. An output
-    # that is one of them travels once.
-    try:
-        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
-        dedup = () if case.get("random") else list(changed)
-        # Without `held`, save_result's own writer (calls.write_kbt), as before the slot's
-        # hand-back: tests/adversarial/supervisor/fifo_output reaches the supervisor through it.
-        structure, meta = save_result(result, base + ".cand.kbt", tensors, device,
-                                      held.write if held else True, updated=dedup)
-        (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
-    except Exception as exc:
-        if not _saving_ran_out_of_memory(exc, channel, case):
-            raise
+    saved = _save_call(case, result, tensors, pristine, device, channel, held,
+                       dedup=not case.get("random"))
+    if saved is None:
         return False
+    structure, meta = saved
     save_s = time.perf_counter() - t_save
     if case.get("random"):
         try:  # a second draw on the same inputs, with another seed, for the judge
@@ -449,13 +457,9 @@ class HeldReports:
         reports, self.reports = self.reports, []
         try:
             self.files.flush()
-        except Exception as exc:
-            # the files' copies to pinned host buffers: an out-of-memory there is the run's, as
-            # _saving_ran_out_of_memory says; the held reports go with it (their files are not
-            # whole)
-            if classify_exception(exc) != "oom":
-                raise
-            _fail(self.channel, "save", exc)
+        except Exception as exc:  # noqa: BLE001 - only an out-of-memory is kept, the rest raised
+            # the held reports go with it: their files are not whole
+            _report_oom_or_raise(exc, self.channel)
             return
         for ev, fields in reports:
             self.channel.send(ev, **fields)
@@ -781,18 +785,11 @@ def _report_judged(twin, judged, pristine, device, channel, held=None, **facts):
     """Saves and reports a timed call's copied result, as _judged_call does for a call of its
     own."""
     sync(device)
-    tensors = judged["tensors"]
-    base = twin["out_prefix"]
     t_save = time.perf_counter()
-    try:
-        changed = {k: v for k, v in tensors.items() if not same_bits(pristine[k], v)}
-        structure, meta = save_result(judged["result"], base + ".cand.kbt", tensors, device,
-                                      held.write if held else True, updated=list(changed))
-        (held.write if held else write_kbt)(base + ".cand_after.kbt", changed)
-    except Exception as exc:
-        if not _saving_ran_out_of_memory(exc, channel, twin):
-            raise
+    saved = _save_call(twin, judged["result"], judged["tensors"], pristine, device, channel, held)
+    if saved is None:
         return False
+    structure, meta = saved
     (held or channel).send("case", case=twin["name"], structure=structure, outputs=meta,
                            triton_launches=judged["launches"], call_s=0.0,
                            save_s=time.perf_counter() - t_save, read_s=0.0,
