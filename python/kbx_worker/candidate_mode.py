@@ -356,15 +356,20 @@ def _read_source(path):
     return raw.decode("utf-8")
 
 
-def _report_oom_or_raise(exc, channel, case=None):
-    """Reports exc as the case's error (phase "save") when it is a lack of memory, else raises
-    it. kbx's own work after a call (comparing its inputs with their copies, copying and writing
+def _report_oom_or_raise(exc, channel, case=None, phase="save"):
+    """Reports exc as the case's error (phase "save" unless told) when it is a lack of memory,
+    else raises it. kbx's own work after a call (comparing its inputs with their copies, copying and writing
     its outputs) allocates while other jobs and the references share the GPU: an out-of-memory
     there is the kbx run's (the supervisor runs the job again alone), not a crash of the
     candidate (session 33's compile workload: a worker died of it, exit 1)."""
     if classify_exception(exc) != "oom":
         raise exc
-    _fail(channel, "save", exc, case=case)
+    _fail(channel, phase, exc, case=case)
+
+
+def _copies(tensors):
+    """A case's inputs as they are before its call (kbx's own copies on the GPU)."""
+    return {k: v.detach().clone() for k, v in tensors.items()}
 
 
 def _save_call(case, result, tensors, pristine, device, channel, held, dedup=True):
@@ -872,11 +877,17 @@ def _run(request, channel):
                     early=request.get("slot_at") == "early")
     held = HeldReports(channel) if slot.wanted else None
     try:
-        _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held)
-    finally:  # the slot back, then the held files written and reported, whatever happened
-        slot.hand_back()
-        if held is not None:
-            held.release()
+        try:
+            _run_cases(request, entry, inputs, counter, device, channel, will_time, slot, held)
+        finally:  # the slot back, then the held files written and reported, whatever happened
+            slot.hand_back()
+            if held is not None:
+                held.release()
+    except Exception as exc:  # noqa: BLE001 - only an out-of-memory is kept, the rest raised
+        # The candidate's own calls report their errors where they run; what reaches here is
+        # kbx's own work on the GPU (the timer's buffers, a case's copies), whose out-of-memory
+        # beside other jobs is the run's (run again alone), not a crash of the candidate.
+        _report_oom_or_raise(exc, channel, phase="harness")
     return 0
 
 
@@ -923,7 +934,13 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
             return not isinstance(exc, InputsOutOfMemory)
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
-        pristine = {k: v.detach().clone() for k, v in tensors.items()}
+        try:
+            pristine = _copies(tensors)
+        except Exception as exc:  # noqa: BLE001 - only an out-of-memory is kept, the rest raised
+            # session 34 on the H100: the copies ran out of memory beside the other jobs, and the
+            # worker's traceback read as the candidate's crash (Normalization/batch_norm)
+            _report_oom_or_raise(exc, channel, case["name"], phase="inputs")
+            return False
         if not _judged_call(entry, case, tensors, args, kwargs, pristine, counter, device, channel,
                             held if full_size else None, slot=arm, read_s=read_s,
                             inputs_from=inputs_from):

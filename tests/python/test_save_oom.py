@@ -89,3 +89,42 @@ def test_out_of_memory_while_held_files_are_written_drops_their_reports(tmp_path
     held.send("case", case="perf_one")
     held.release()
     assert [(e["ev"], e["phase"], e["kind"]) for e in events.events] == [("error", "save", "oom")]
+
+
+# Before the call and around it: kbx's copies of a case's inputs, and any other work of kbx's own
+# on the GPU that raises out of the cases (session 34 on the H100: Normalization/batch_norm, the
+# reference as its own candidate, ended as a crash when the copies found no memory beside 6 jobs
+# and the references).
+
+_HONEST = "def scale(x, factor):\n    return x * factor\n"
+
+
+def _run_with(tmp_path, monkeypatch, name, exc):
+    from standins import run_candidate
+
+    out, cases = run_reference(tmp_path, SCALE_REFERENCE, "T/scale", "scale", ["small", "full"])
+
+    def raising(*_args, **_kwargs):
+        raise exc
+
+    monkeypatch.setattr(candidate_mode, name, raising)
+    events, _ = run_candidate(tmp_path, out, cases, _HONEST)
+    return [e for e in events if e["ev"] in ("case", "error")]
+
+
+def test_out_of_memory_while_copying_a_cases_inputs_is_the_cases_oom(tmp_path, monkeypatch):
+    events = _run_with(tmp_path, monkeypatch, "_copies",
+                       torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate"))
+    assert [(e["ev"], e["phase"], e["kind"]) for e in events] == [("error", "inputs", "oom")]
+    assert events[0]["case"]
+
+
+def test_out_of_memory_anywhere_else_in_kbxs_work_is_an_oom_not_a_crash(tmp_path, monkeypatch):
+    events = _run_with(tmp_path, monkeypatch, "decode_call",
+                       RuntimeError("CUDA error: out of memory"))
+    assert [(e["ev"], e["phase"], e["kind"]) for e in events] == [("error", "harness", "oom")]
+
+
+def test_other_errors_in_kbxs_work_still_end_the_worker(tmp_path, monkeypatch):
+    with pytest.raises(ValueError):
+        _run_with(tmp_path, monkeypatch, "_copies", ValueError("not memory"))
