@@ -1,11 +1,14 @@
 """Compares the timings of two kbx result databases (or two runs in one): repeatability of
 speedups between runs, and the probe's overhead (event-timed medians with and without it).
 
-    python bench/compare_runs.py A.db B.db [--field cand_ms|cand_event_ms|eager_ms]
+    python bench/compare_runs.py A.db B.db [A2.db B2.db ...] [--field cand_ms|cand_event_ms|eager_ms]
     python bench/compare_runs.py A.db B.db --probe-overhead   (A: KBX_PROBE_LIB=off, B: probe on)
 
 Prints per task |log(s_A/s_B)| of speedups and per case |log(t_A/t_B)| of the chosen median,
-then their median and maximum in percent.
+then their median and maximum in percent. Several pairs (each half of the categories run twice,
+say) are compared as one set. The speedups are also summarised apart for the tasks with a timed
+case that waits on the host inside (timing_flags waits_on_host or eager_waits_on_host, since
+session 34: a sync, whose time follows the host's speed) and for the rest.
 """
 
 import argparse
@@ -33,6 +36,16 @@ def case_medians(path, field):
     return {(t, n): v for t, n, v in db.execute(sql, (run,))}
 
 
+def host_bound_tasks(path):
+    """Tasks of the latest run with a timed case flagged waits_on_host (the candidate's side or
+    the eager baseline's)."""
+    db = sqlite3.connect(path)
+    run = _latest_run(db)
+    sql = ("SELECT DISTINCT r.task FROM case_results c JOIN results r ON r.id=c.result_id "
+           "WHERE r.run_id=? AND c.timing_flags LIKE '%waits_on_host%'")
+    return {t for (t,) in db.execute(sql, (run,))}
+
+
 def _summary(label, devs):
     if not devs:
         print(f"{label}: nothing to compare")
@@ -45,25 +58,36 @@ def _summary(label, devs):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("a")
-    ap.add_argument("b")
+    ap.add_argument("dbs", nargs="+", metavar="DB", help="pairs of databases: A B [A2 B2 ...]")
     ap.add_argument("--field", default="cand_ms")
     ap.add_argument("--probe-overhead", action="store_true",
                     help="compare A's cand_ms (events, no probe) with B's cand_event_ms")
     args = ap.parse_args()
+    if len(args.dbs) % 2:
+        ap.error(f"{len(args.dbs)} databases given: they go in pairs (A B [A2 B2 ...])")
+    pairs = list(zip(args.dbs[0::2], args.dbs[1::2]))
     if args.probe_overhead:
-        a = case_medians(args.a, "cand_ms")
-        b = case_medians(args.b, "cand_event_ms")
-        devs = [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k]))) for k in a if k in b and a[k] > 0 and b[k] > 0]
+        devs = []
+        for pa, pb in pairs:
+            a, b = case_medians(pa, "cand_ms"), case_medians(pb, "cand_event_ms")
+            devs += [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
+                     for k in a if k in b and a[k] > 0 and b[k] > 0]
         _summary("probe overhead on event-timed kernel medians", devs)
         return
-    sa, sb = speedups(args.a), speedups(args.b)
-    devs = [(t, 100 * abs(math.log(sa[t] / sb[t]))) for t in sorted(sa) if t in sb]
-    for t, d in devs:
-        print(f"{t}: {sa[t]:.3f}x vs {sb[t]:.3f}x ({d:.2f}%)")
+    devs, cdevs, host_bound = [], [], set()
+    for pa, pb in pairs:
+        sa, sb = speedups(pa), speedups(pb)
+        pair_devs = [(t, 100 * abs(math.log(sa[t] / sb[t]))) for t in sorted(sa) if t in sb]
+        for t, d in pair_devs:
+            print(f"{t}: {sa[t]:.3f}x vs {sb[t]:.3f}x ({d:.2f}%)")
+        devs += pair_devs
+        host_bound |= host_bound_tasks(pa) | host_bound_tasks(pb)
+        a, b = case_medians(pa, args.field), case_medians(pb, args.field)
+        cdevs += [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
+                  for k in a if k in b and a[k] > 0 and b[k] > 0]
     _summary("speedup |log ratio|", devs)
-    a, b = case_medians(args.a, args.field), case_medians(args.b, args.field)
-    cdevs = [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k]))) for k in a if k in b and a[k] > 0 and b[k] > 0]
+    _summary("  tasks with a timed case that waits on the host", [d for d in devs if d[0] in host_bound])
+    _summary("  the other tasks", [d for d in devs if d[0] not in host_bound])
     _summary(f"case {args.field} |log ratio|", cdevs)
 
 

@@ -133,6 +133,7 @@ TimingEvent parse_timing(const json& e) {
   t.host_ms = numbers(e, "host_ms");
   t.varied = !e.value("variants", json::array()).empty();
   if (e.contains("contended")) t.contended = boolean(e, "contended");
+  t.waits_on_host = e.contains("host_loop_ms") && e["host_loop_ms"].is_number();
   return t;
 }
 

@@ -46,6 +46,9 @@ struct TimingEvent {
   /// The timer's settle gave up before the calls: another process's GPU work did not drain
   /// (optional in the event; false when absent).
   bool contended = false;
+  /// The worker timed the call as one that waits on the host inside (it measured the host's
+  /// speed, `host_loop_ms`, before the batches): a diagnostic, the worker's own word.
+  bool waits_on_host = false;
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

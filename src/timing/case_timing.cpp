@@ -116,12 +116,19 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   cr.eager_ms = median(cr.eager_samples);
   cr.compile_samples = compile_samples(ref_ev);
   cr.compile_ms = median(cr.compile_samples);
+  // the reference worker timed the eager call as one that waits on the host (timed in this run;
+  // cached eager timings keep no phases)
+  if (ref_ev.contains("phases") && ref_ev["phases"].is_object() &&
+      ref_ev["phases"].contains("eager_host_loop_ms")) {
+    add_flag(cr.timing_flags, "eager_waits_on_host");
+  }
   if (!timed) return;
   cr.cand_samples = timed->ms;
   cr.cand_ms = median(cr.cand_samples);
   if (cr.timing_source.empty()) cr.timing_source = "events";
   cr.cand_host_samples = timed->host_ms;
   if (timed->contended) add_flag(cr.timing_flags, "contended");
+  if (timed->waits_on_host) add_flag(cr.timing_flags, "waits_on_host");
 }
 
 std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeData& p,

@@ -37,6 +37,9 @@ struct TimedCalls {
   bool varied = false;  ///< the calls ran on several value variants, not the same values each
   /// another process's GPU work did not drain before the calls (the timer's settle gave up)
   bool contended = false;
+  /// the worker timed it as a call that waits on the host inside (a sync): its time follows the
+  /// host's speed (the worker's word; a diagnostic for the analysis, never a verdict)
+  bool waits_on_host = false;
 };
 
 /// A timing fault that fails a case that was right.

@@ -118,6 +118,21 @@ TEST(CaseTiming, ACaseTimedBesideAnotherProcesssGpuWorkIsFlaggedContended) {
   EXPECT_EQ(timed_case(calls).timing_flags, "contended");
 }
 
+TEST(CaseTiming, ACallThatWaitsOnTheHostIsFlaggedForTheAnalysis) {
+  timing::TimedCalls calls{{1.0}, {0.1}, {1}};
+  calls.waits_on_host = true;
+  EXPECT_EQ(timed_case(calls).timing_flags, "waits_on_host");
+  calls.contended = true;
+  EXPECT_EQ(timed_case(calls).timing_flags, "contended,waits_on_host");
+  store::CaseResult eager_side;
+  timing::fill_timing(eager_side, {{"eager_ms", {2.0}}, {"phases", {{"eager_batches", 0.2}}}},
+                      nullptr);
+  EXPECT_EQ(eager_side.timing_flags, "");
+  timing::fill_timing(eager_side, {{"eager_ms", {2.0}}, {"phases", {{"eager_host_loop_ms", 0.4}}}},
+                      nullptr);
+  EXPECT_EQ(eager_side.timing_flags, "eager_waits_on_host");
+}
+
 TEST(CaseTiming, ASilentProbeLeavesTheEventsAndSaysSo) {
   const timing::TimedCalls calls{{1.0}, {0.1}, {1}};
   auto cr = timed_case(calls);

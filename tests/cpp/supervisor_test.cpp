@@ -183,6 +183,11 @@ TEST(Events, ValidStreamParses) {
   EXPECT_FALSE(p.timings[0].contended);  // absent: the timer's settle did not give up
   evs[4]["contended"] = true;
   EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).contended);
+  EXPECT_FALSE(p.timings[0].waits_on_host);  // no host_loop_ms: a call that only queues work
+  evs[4]["host_loop_ms"] = nullptr;
+  EXPECT_FALSE(sched::parse_candidate_events(evs).timings.at(0).waits_on_host);
+  evs[4]["host_loop_ms"] = 0.25;
+  EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).waits_on_host);
   evs[4]["contended"] = "yes";  // present, it must be true or false
   EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'contended'"), std::string::npos);
   ASSERT_TRUE(p.error);

@@ -1,0 +1,55 @@
+"""bench/compare_runs.py: repeatability over several pairs of result databases at once, with the
+tasks whose timed calls wait on the host (flag waits_on_host or eager_waits_on_host) summed apart
+from the rest, and a clear error for an odd number of databases."""
+import pathlib
+import sqlite3
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "compare_runs.py"
+
+
+def _db(path, rows):
+    """A results database with one run: rows of (task, speedup, case, cand_ms, flags)."""
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE runs(id INTEGER PRIMARY KEY);"
+        "CREATE TABLE results(id INTEGER PRIMARY KEY, run_id INTEGER, task TEXT, speedup REAL);"
+        "CREATE TABLE case_results(result_id INTEGER, name TEXT, cand_ms REAL, timing_flags TEXT);"
+        "INSERT INTO runs VALUES(1);")
+    for k, (task, speedup, case, cand_ms, flags) in enumerate(rows, start=1):
+        db.execute("INSERT INTO results VALUES(?,1,?,?)", (k, task, speedup))
+        db.execute("INSERT INTO case_results VALUES(?,?,?,?)", (k, case, cand_ms, flags))
+    db.commit()
+    return str(path)
+
+
+def _run(*dbs):
+    return subprocess.run([sys.executable, str(SCRIPT), *dbs], capture_output=True, text=True)
+
+
+def test_pairs_are_compared_as_one_set_with_host_waiting_tasks_apart(tmp_path):
+    a1 = _db(tmp_path / "a1.db", [("I/masked", 2.0, "perf", 1.0, "waits_on_host,no_floor"),
+                                  ("A/relu", 1.0, "perf", 1.0, "host_bound")])
+    b1 = _db(tmp_path / "b1.db", [("I/masked", 2.2, "perf", 1.1, "no_floor"),
+                                  ("A/relu", 1.01, "perf", 1.0, "")])
+    a2 = _db(tmp_path / "a2.db", [("N/eig", 3.0, "perf", 1.0, "eager_waits_on_host")])
+    b2 = _db(tmp_path / "b2.db", [("N/eig", 3.0, "perf", 1.0, "")])
+    out = _run(a1, b1, a2, b2)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "speedup |log ratio|: median 1.00%, max 9.53% (I/masked), n=3" in lines
+    # both host-waiting tasks, from either database and either side; host_bound (launch-bound)
+    # is not one of them
+    assert "  tasks with a timed case that waits on the host: median 4.77%, max 9.53% " \
+           "(I/masked), n=2" in lines
+    assert "  the other tasks: median 1.00%, max 1.00% (A/relu), n=1" in lines
+    assert any(line.startswith("case cand_ms |log ratio|") and "n=3" in line for line in lines)
+
+
+def test_an_odd_number_of_databases_is_refused_with_the_reason(tmp_path):
+    a = _db(tmp_path / "a.db", [("A/relu", 1.0, "perf", 1.0, "")])
+    out = _run(a)
+    assert out.returncode != 0
+    assert "they go in pairs" in out.stderr
