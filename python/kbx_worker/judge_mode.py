@@ -7,6 +7,7 @@ candidate's two draws from files and calls the task reference's judge().
 import traceback
 
 from .argcodec import decode_call
+from .calls import classify_exception
 from .taskload import Reference
 from .tensorio import read_kbt
 
@@ -35,6 +36,10 @@ def run(request, channel):
                          message=str(verdict.get("message", ""))[:2000],
                          stats={k: float(v) for k, v in verdict.get("stats", {}).items()})
         except Exception as exc:
+            # oom: the judge's own lack of the GPU's memory (the jobs and references beside it
+            # hold it), kbx's fault, not the candidate's broken contract (session 34 on the
+            # H100: Math/bitwise_and_binomial, the reference as its own candidate)
             channel.send("judged", case=job["case"], ok=False,
                          message=f"judge failed: {type(exc).__name__}: {exc}"[:2000],
-                         trace=traceback.format_exc()[-3000:])
+                         trace=traceback.format_exc()[-3000:],
+                         oom=classify_exception(exc) == "oom")

@@ -367,7 +367,13 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
           : compare_case(ref_ev, cand_ev, ref, job_dir, task, env.device, comparisons_yield(env));
   if (v.status == Status::Passed && random) {
     auto jv = random_verdicts.find(name);
-    if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
+    if (jv != random_verdicts.end() && jv->second.value("oom", false)) {
+      // the judge (kbx's own process) ran out of the GPU's memory: not the candidate's contract,
+      // and not a verdict (a harness error runs again alone, then on resume)
+      v.status = Status::HarnessError;
+      v.detail = "the judge of this random case ran out of the GPU's memory (kbx's own work): " +
+                 jv->second.value("message", "");
+    } else if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
       v.status = Status::RandomContract;
       v.detail =
           jv == random_verdicts.end() ? "judge gave no verdict" : jv->second.value("message", "");

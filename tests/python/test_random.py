@@ -37,3 +37,39 @@ def test_no_dropout_fails_the_random_contract(kbx, tmp_path):
                "    return _kbx_original(input, p, keep_training, inplace, lambd)\n")
     row = _status(kbx, tmp_path, "nodrop", source)
     assert row["status"] == "random_contract", row
+
+
+def _suite_with_judge(tmp_path, judge_prefix):
+    """A suite of the one task, its judge() preceded by `judge_prefix` (code run first)."""
+    suite = tmp_path / "suite"
+    shutil.copytree(ROOT / "tasks" / TASK, suite / TASK)
+    ref = suite / TASK / "reference.py"
+    text = ref.read_text()
+    head = "def judge(args, kwargs, out_a, out_b):\n"
+    assert head in text
+    ref.write_text(text.replace(head, head + judge_prefix, 1))
+    return suite, text
+
+
+def test_a_judge_out_of_gpu_memory_is_kbxs_fault_not_the_candidates(kbx, tmp_path):
+    """Session 34 on the H100: the judge of an honest candidate's random case ran out of the
+    GPU's memory beside other jobs, and the candidate got random_contract. It is a harness
+    error (not a verdict; the job runs again); any other failure of the judge still fails the
+    contract."""
+    rows = {}
+    for name, error in (("oom", "RuntimeError('CUDA error: out of memory')"),
+                        ("other", "ValueError('not memory')")):
+        suite, original = _suite_with_judge(tmp_path / name, f"    raise {error}\n")
+        cands = tmp_path / name / "cands" / "Fusion"
+        cands.mkdir(parents=True)
+        (cands / "fused_hardshrink_dropout.py").write_text(original)
+        db = tmp_path / name / "k.db"
+        kbx("--suite", str(suite), "eval", "--method", "m", "--candidates",
+            str(tmp_path / name / "cands"), "--device", "cpu", "--track", "any", "--db", str(db),
+            "--work", str(tmp_path / name / "w"))
+        out = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json",
+                  check=True)
+        rows[name] = json.loads(out.stdout)["results"][0]
+    assert rows["oom"]["status"] == "harness_error", rows["oom"]
+    assert "ran out of the GPU's memory" in json.dumps(rows["oom"]), rows["oom"]
+    assert rows["other"]["status"] == "random_contract", rows["other"]
