@@ -1,7 +1,8 @@
 """Compares the timings of two kbx result databases (or two runs in one): repeatability of
 speedups between runs, and the probe's overhead (event-timed medians with and without it).
 
-    python bench/compare_runs.py A.db B.db [A2.db B2.db ...] [--field cand_ms|cand_event_ms|eager_ms]
+    python bench/compare_runs.py A.db B.db [A2.db B2.db ...]
+        [--field cand_ms|cand_event_ms|eager_ms]
     python bench/compare_runs.py A.db B.db --probe-overhead   (A: KBX_PROBE_LIB=off, B: probe on)
 
 Prints per task |log(s_A/s_B)| of speedups and per case |log(t_A/t_B)| of the chosen median,
@@ -36,7 +37,7 @@ def case_medians(path, field):
     return {(t, n): v for t, n, v in db.execute(sql, (run,))}
 
 
-def host_bound_tasks(path):
+def waiting_tasks(path):
     """Tasks of the latest run with a timed case flagged waits_on_host (the candidate's side or
     the eager baseline's)."""
     db = sqlite3.connect(path)
@@ -74,20 +75,21 @@ def main():
                      for k in a if k in b and a[k] > 0 and b[k] > 0]
         _summary("probe overhead on event-timed kernel medians", devs)
         return
-    devs, cdevs, host_bound = [], [], set()
+    devs, cdevs, waiting = [], [], set()
     for pa, pb in pairs:
         sa, sb = speedups(pa), speedups(pb)
         pair_devs = [(t, 100 * abs(math.log(sa[t] / sb[t]))) for t in sorted(sa) if t in sb]
         for t, d in pair_devs:
             print(f"{t}: {sa[t]:.3f}x vs {sb[t]:.3f}x ({d:.2f}%)")
         devs += pair_devs
-        host_bound |= host_bound_tasks(pa) | host_bound_tasks(pb)
+        waiting |= waiting_tasks(pa) | waiting_tasks(pb)
         a, b = case_medians(pa, args.field), case_medians(pb, args.field)
         cdevs += [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
                   for k in a if k in b and a[k] > 0 and b[k] > 0]
     _summary("speedup |log ratio|", devs)
-    _summary("  tasks with a timed case that waits on the host", [d for d in devs if d[0] in host_bound])
-    _summary("  the other tasks", [d for d in devs if d[0] not in host_bound])
+    _summary("  tasks with a timed case that waits on the host",
+             [d for d in devs if d[0] in waiting])
+    _summary("  the other tasks", [d for d in devs if d[0] not in waiting])
     _summary(f"case {args.field} |log ratio|", cdevs)
 
 

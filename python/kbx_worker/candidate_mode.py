@@ -358,10 +358,10 @@ def _read_source(path):
 
 def _report_oom_or_raise(exc, channel, case=None, phase="save"):
     """Reports exc as the case's error (phase "save" unless told) when it is a lack of memory,
-    else raises it. kbx's own work after a call (comparing its inputs with their copies, copying and writing
-    its outputs) allocates while other jobs and the references share the GPU: an out-of-memory
-    there is the kbx run's (the supervisor runs the job again alone), not a crash of the
-    candidate (session 33's compile workload: a worker died of it, exit 1)."""
+    else raises it. kbx's own work after a call (comparing its inputs with their copies, copying
+    and writing its outputs) allocates while other jobs and the references share the GPU: an
+    out-of-memory there is the kbx run's (the supervisor runs the job again alone), not a crash
+    of the candidate (session 33's compile workload: a worker died of it, exit 1)."""
     if classify_exception(exc) != "oom":
         raise exc
     _fail(channel, phase, exc, case=case)
