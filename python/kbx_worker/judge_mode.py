@@ -9,7 +9,7 @@ import traceback
 from .argcodec import decode_call
 from .calls import classify_exception
 from .taskload import Reference
-from .tensorio import read_kbt
+from .tensorio import read_kbt, read_kbt_header
 
 
 def _rebuild(leaves, structure):
@@ -28,6 +28,15 @@ def run(request, channel):
             if key not in refs:
                 refs[key] = Reference(job["task_dir"], job["entry"], label=f"judge{len(refs)}")
             judge = getattr(refs[key].module, "judge")
+            # The first draw's outputs passed kbx's comparison; a second draw of other names,
+            # dtypes or shapes breaks the contract before the judge reads it (a header that
+            # declares terabytes would otherwise fail the judge's own allocation: an oom, which
+            # is kbx's and not a verdict).
+            if read_kbt_header(job["out_b"]) != read_kbt_header(job["out_a"]):
+                channel.send("judged", case=job["case"], ok=False,
+                             message="the second draw's outputs differ from the first's in "
+                                     "their names, dtypes or shapes")
+                continue
             args, kwargs = decode_call(job["call"], read_kbt(job["inputs"], device))
             out_a = _rebuild(read_kbt(job["out_a"], device), job["structure"])
             out_b = _rebuild(read_kbt(job["out_b"], device), job["structure"])

@@ -73,3 +73,14 @@ def test_a_judge_out_of_gpu_memory_is_kbxs_fault_not_the_candidates(kbx, tmp_pat
     assert rows["oom"]["status"] == "harness_error", rows["oom"]
     assert "ran out of the GPU's memory" in json.dumps(rows["oom"]), rows["oom"]
     assert rows["other"]["status"] == "random_contract", rows["other"]
+
+
+def test_a_second_draw_that_declares_terabytes_fails_the_contract(kbx, tmp_path):
+    """tests/adversarial/verdict/random_second_draw: a failing candidate rewrites its second
+    draw's file to declare 2**40 elements, so that the judge's allocation fails (an oom: kbx's
+    fault, a harness_error that is no verdict). Its contract fails all the same."""
+    attack = ROOT / "tests" / "adversarial" / "verdict" / "random_second_draw"
+    source = (attack / TASK).with_suffix(".py").read_text()
+    row = _status(kbx, tmp_path, "second_draw", source)
+    assert row["status"] == "random_contract", row
+    assert "cand2.kbt: truncated tensor" in json.dumps(row), row  # not an out-of-memory
