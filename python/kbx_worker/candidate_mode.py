@@ -759,6 +759,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  judged_variant=1 if variants else None,
                  quiet=bool(getattr(timer, "last_quiet", False)),
                  settle_s=float(getattr(timer, "last_settle_s", 0.0)),
+                 settle_skipped=bool(getattr(timer, "last_settle_skipped", False)),
                  quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
                  host_loop_ms=getattr(timer, "last_host_loop_ms", None),
                  contended=bool(getattr(timer, "last_contended", False)),
@@ -985,18 +986,24 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         timer = CudaTimer(device, **request.get("timer", {}))
         if slot.wanted:
             timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
-        for case, args, kwargs, tensors, pristine in timed:
-            try:
-                timed_ok = _time_case(
-                    entry, case, twins.get(case["name"]), args, kwargs, tensors, timer, inputs,
-                    counter, device, channel, held,
-                    seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
-                    original=pristine)
-            except (InputsUnavailable, InputsOutOfMemory) as exc:  # the twin's (or own) values
-                _fail(channel, "inputs", exc, case=case["name"])
-                timed_ok = False
-            if not timed_ok:
-                return
+            # one hush for the job's timed cases in a row: one settle, not one per case (session
+            # 33 on the H200: 12.4 s of the slot's 166 s were settles, 4 a job)
+            timer.keep_quiet = True
+        try:
+            for case, args, kwargs, tensors, pristine in timed:
+                try:
+                    timed_ok = _time_case(
+                        entry, case, twins.get(case["name"]), args, kwargs, tensors, timer,
+                        inputs, counter, device, channel, held,
+                        seed=int(request.get("timing_seed", 0)) ^ case.get("case_seed", 0),
+                        original=pristine)
+                except (InputsUnavailable, InputsOutOfMemory) as exc:  # the twin's (or own)
+                    _fail(channel, "inputs", exc, case=case["name"])
+                    timed_ok = False
+                if not timed_ok:
+                    return
+        finally:
+            timer.end_quiet()
     if later:
         # --slot-at early: the slot came before these; they run after its hand-back (the full
         # cases' files written and reported first), beside the other jobs as before it

@@ -36,6 +36,7 @@ class Channel:
         os.set_inheritable(hidden_out, False)
         self._in = os.fdopen(hidden_in, "r", encoding="utf-8")
         self._out = os.fdopen(hidden_out, "w", encoding="utf-8", buffering=1)
+        self.quiet_kept = False  # the last ask_quiet's answer was "still"
 
     def read_request(self):
         # One line: with a GPU timing slot the pipe stays open for the slot's "go" (wait_for_slot).
@@ -53,10 +54,13 @@ class Channel:
         """Asks the supervisor, while this job holds the GPU's timing slot, to freeze every other
         job on the host (a call is about to be timed). host_bound: the call waits on the host
         inside, so kbx's own CPU work (its comparisons of outputs) pauses as well; a call that
-        only queues GPU work leaves it running. True when it did ("quiet"), False when it refused
-        ("loud") or closed the pipe."""
+        only queues GPU work leaves it running. True when it did ("quiet", or "still": this job's
+        hush went on from its last ask, nothing thawed in between; quiet_kept says which), False
+        when it refused ("loud") or closed the pipe."""
         self.send("quiet_wanted", host_bound=bool(host_bound))
-        return self._in.readline().strip() == "quiet"
+        answer = self._in.readline().strip()
+        self.quiet_kept = answer == "still"
+        return answer in ("quiet", "still")
 
     def end_quiet(self):
         self.send("quiet_done")

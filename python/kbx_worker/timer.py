@@ -456,6 +456,13 @@ class CudaTimer:
         self.settle_min_ms = SETTLE_MIN_CALL_MS  # of calls at least this long (the warm-up's)
         # KBX_QUIET_TIMING=all (set by the supervisor): every timed loop asks for a quiet host
         self.quiet_all = os.environ.get("KBX_QUIET_TIMING") == "all"
+        # Keep the quiet host from one run() to the next (a job's timed cases in a row; end_quiet
+        # ends it): a case asked while the hush lasts ("still") skips the settle when one already
+        # passed in this hush, since no other job could queue GPU work in between.
+        self.keep_quiet = False
+        self.quiet_held = False  # a hush asked for and not yet ended
+        self.hush_settled = False  # a settle found the GPU free during the hush held now
+        self.last_settle_skipped = False
 
     def _measure_cycles_per_ms(self):
         sync_all = _ORIGINALS["torch.cuda.synchronize"]
@@ -581,6 +588,14 @@ class CudaTimer:
         self.last_host_ms += host_ms
         return [elapsed(s, e) for s, e in zip(starts, ends)]
 
+    def end_quiet(self):
+        """Ends the quiet host this timer holds, if any (after a job's last timed case when
+        keep_quiet is on; run() itself otherwise)."""
+        if self.quiet_held and self.quiet is not None:
+            self.quiet.end_quiet()
+        self.quiet_held = False
+        self.hush_settled = False
+
     def run(self, fn, before_each=None, after_each=None):
         """Return a list of per-call milliseconds. before_each(i), when given, runs before the
         i-th timed call, outside its timed window (before the L2 scrub); after_each(i, result)
@@ -603,6 +618,10 @@ class CudaTimer:
         t_ask = time.perf_counter()
         self.last_quiet = bool(wanted and self.quiet is not None
                                and self.quiet.ask_quiet(host_bound))
+        kept = self.last_quiet and self.quiet_held and bool(getattr(self.quiet, "quiet_kept", False))
+        if not kept:
+            self.hush_settled = False
+        self.quiet_held = self.last_quiet or (self.quiet_held and not wanted)
         # From quiet_wanted to the answer: the supervisor freezes the other jobs (up to 50 ms
         # for their cgroups to report frozen) while this job holds the slot and waits.
         self.last_quiet_wait_s = time.perf_counter() - t_ask
@@ -611,8 +630,11 @@ class CudaTimer:
         if self.last_host_loop_ms is not None:
             self.last_phases["host_loop_ms"] = self.last_host_loop_ms  # not seconds
         try:
-            settles = self.settles and estimate_ms >= self.settle_min_ms
+            self.last_settle_skipped = kept and self.hush_settled
+            settles = (self.settles and estimate_ms >= self.settle_min_ms
+                       and not self.last_settle_skipped)
             settled, self.last_settle_s = self.settle() if settles else (True, 0.0)
+            self.hush_settled = self.hush_settled or (settles and settled and self.last_quiet)
             self.last_contended = not settled
             self.last_phases["settle"] = self.last_settle_s
             self.last_phases["contended"] = float(self.last_contended)
@@ -626,8 +648,8 @@ class CudaTimer:
                         (time.perf_counter() - t0) * 1e3, len(samples), batch, budget_ms):
                     break
         finally:
-            if self.last_quiet:
-                self.quiet.end_quiet()
+            if self.last_quiet and not self.keep_quiet:
+                self.end_quiet()
         self.last_phases["batches"] = time.perf_counter() - t0
         self.last_phases["quiet"] = float(self.last_quiet)
         self.last_phases["samples"] = len(samples)

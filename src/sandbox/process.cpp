@@ -428,8 +428,17 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
       const nlohmann::json& asked = out.events[st.events_seen];
       const bool host_bound = !(asked.contains("host_bound") && asked["host_bound"].is_boolean() &&
                                 !asked["host_bound"].get<bool>());
+      // A holder that asks again while its hush lasts (its next timed case) keeps it: "still"
+      // tells its timer that no other job ran since its last settle. A hush past half its cap
+      // starts anew ("quiet", the timer settles again), so that the cap does not end it inside
+      // a later case's batches.
+      double held_for = s.quiet && st.held ? s.quiet->hush_seconds(st.member) : -1;
+      if (held_for >= s.quiet_renew_after_seconds) {
+        s.quiet->unhush(st.member);
+        held_for = -1;
+      }
       const bool quiet = s.quiet && st.held && s.quiet->hush(st.member, host_bound);
-      answer(request_fd, quiet ? "quiet\n" : "loud\n");
+      answer(request_fd, !quiet ? "loud\n" : held_for >= 0 ? "still\n" : "quiet\n");
     } else if (ev == "quiet_done" && s.quiet) {
       s.quiet->unhush(st.member);
     }

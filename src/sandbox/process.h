@@ -74,8 +74,12 @@ struct Spawn {
   /// The jobs of this run that share the host: the job is a member while it runs (frozen while
   /// another job's host-bound calls are timed), and while it holds the slot its worker may ask
   /// for a quiet host with a "quiet_wanted" event: the line "quiet" (the others are frozen) or
-  /// "loud" (refused) follows on fd 3; "quiet_done" thaws them. Null: no quiet host.
+  /// "loud" (refused) follows on fd 3; "quiet_done" thaws them. Null: no quiet host. Asked again
+  /// while its hush lasts, the answer is "still" (the others stayed frozen since the last answer).
   QuietRoom* quiet = nullptr;
+  /// A hush that has lasted this long is ended and begun anew at the holder's next ask ("quiet"
+  /// rather than "still"), well before QuietRoom's cap would end it inside a timed case.
+  double quiet_renew_after_seconds = QuietRoom::kMaxQuietSeconds / 2;
   /// Until its worker's "cuda_next" event (answered "ok" on fd 3, which must stay open:
   /// Spawn::slot) the job runs kbx's own code only (its start, hello, the source check: CPU
   /// work, no GPU context): `quiet` freezes it then only for host-bound timed calls

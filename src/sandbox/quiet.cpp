@@ -164,6 +164,11 @@ int QuietRoom::hushed_by() const {
   return owner_;
 }
 
+double QuietRoom::hush_seconds(int id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return id >= 0 && owner_ == id ? monotonic_seconds() - hushed_at_ : -1;
+}
+
 int QuietRoom::count_not_stopped(double until) const {
   int not_stopped = 0;
   for (const auto& [id, m] : members_) {

@@ -70,6 +70,8 @@ class QuietRoom {
   double frozen_seconds(int id) const;
   /// The member that hushed the room; -1 when none.
   int hushed_by() const;
+  /// How long the hush that id holds has lasted, in seconds; -1 when id holds none.
+  double hush_seconds(int id) const;
   /// Blocks while the room is hushed for a host-bound call: kbx's own CPU work (comparing
   /// outputs) calls it between chunks, so that no CPU work of the run but the holder's overlaps
   /// a quiet timed loop that the host's speed enters.

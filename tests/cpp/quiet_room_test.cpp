@@ -461,6 +461,67 @@ TEST_F(QuietJobsTest, AHolderThatEndsWithoutQuietDoneThawsTheOthers) {
   EXPECT_EQ(ticked.end, sandbox::Outcome::End::Exited) << ticked.describe();
 }
 
+/// A holder that asks for a quiet host four times: twice in a row, then after "quiet_done",
+/// then again after `pause` seconds; each answer reported as an "answer" event.
+sandbox::Spawn asks_again_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room,
+                                 double pause, double renew_after) {
+  sandbox::Spawn s;
+  const std::string ask =
+      "echo '{\"ev\":\"quiet_wanted\"}' >&4; read answer <&3; "
+      "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; ";
+  std::ostringstream script;
+  script << "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; " << ask << ask
+         << "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.2; " << ask << "sleep " << pause << "; "
+         << ask << "echo '{\"ev\":\"done\"}' >&4";
+  s.argv = {"/bin/sh", "-c", script.str()};
+  s.env = sandbox::scrubbed_environment({});
+  s.limits.wall_seconds = 20;
+  s.request = "{}";
+  s.slot = slot;
+  s.quiet = room;
+  s.quiet_renew_after_seconds = renew_after;
+  return s;
+}
+
+std::vector<std::string> answers_of(const sandbox::Outcome& o) {
+  std::vector<std::string> answers;
+  for (const auto& e : o.events) {
+    if (e.value("ev", "") == "answer") answers.push_back(e.value("is", ""));
+  }
+  return answers;
+}
+
+TEST_F(QuietJobsTest, AHolderAskingAgainWhileItsHushLastsIsAnsweredStillUntilTheHushIsRenewed) {
+  sandbox::QuietRoom room;
+  sched::GpuSlot slot("0");
+  Sleeper other;
+  room.join(other.pid, {});
+  // renewed after 0.6 s: the fourth ask, 0.8 s into the third's hush, begins a fresh one
+  const sandbox::Outcome o = sandbox::run(asks_again_worker(&slot, &room, 0.8, 0.6));
+  EXPECT_EQ(answers_of(o), (std::vector<std::string>{"quiet", "still", "quiet", "quiet"}))
+      << o.describe();
+  EXPECT_EQ(room.hushed_by(), -1) << "the holder's end thaws the room";
+  // the default renewal (half the cap) keeps a hush of 0.8 s
+  const sandbox::Outcome kept =
+      sandbox::run(asks_again_worker(&slot, &room, 0.8, sandbox::QuietRoom::kMaxQuietSeconds / 2));
+  EXPECT_EQ(answers_of(kept), (std::vector<std::string>{"quiet", "still", "quiet", "still"}))
+      << kept.describe();
+}
+
+TEST(QuietRoom, TheHushsAgeIsKnownToItsHolderOnly) {
+  sandbox::QuietRoom room;
+  Sleeper a, b;
+  const int h = room.join(a.pid, {}), o = room.join(b.pid, {});
+  room.set_holding(h, true);
+  EXPECT_LT(room.hush_seconds(h), 0);
+  ASSERT_TRUE(room.hush(h));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_GE(room.hush_seconds(h), 0.04);
+  EXPECT_LT(room.hush_seconds(o), 0);
+  room.unhush(h);
+  EXPECT_LT(room.hush_seconds(h), 0);
+}
+
 TEST_F(QuietJobsTest, AJobWithoutTheSlotIsAnsweredLoud) {
   sandbox::QuietRoom room;
   sched::GpuSlot taken("0"), mine("0");

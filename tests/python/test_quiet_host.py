@@ -12,16 +12,23 @@ from kbx_worker.proto import Channel
 
 
 class FakeQuiet:
+    """The supervisor's side: grants (or refuses) a hush; one asked again before quiet_done is
+    "still" unless `renewed` says the supervisor began it anew (past half its cap)."""
+
     def __init__(self, grant=True):
         self.grant, self.log, self.host_bound = grant, [], []
+        self.hushed, self.renewed, self.quiet_kept = False, False, False
 
     def ask_quiet(self, host_bound=True):
         self.log.append("ask")
         self.host_bound.append(host_bound)
+        self.quiet_kept = self.grant and self.hushed and not self.renewed
+        self.hushed = self.grant
         return self.grant
 
     def end_quiet(self):
         self.log.append("end")
+        self.hushed = False
 
 
 def _timer(host_bound, quiet, batch=None, call_ms=1.0):
@@ -33,6 +40,7 @@ def _timer(host_bound, quiet, batch=None, call_ms=1.0):
     t.last_phases, t.last_ids, t.last_host_ms = {}, [], []
     t.quiet, t.last_quiet, t.quiet_all = quiet, False, False
     t.settles, t.settle_min_ms = True, timer_module.SETTLE_MIN_CALL_MS
+    t.keep_quiet, t.quiet_held, t.hush_settled, t.last_settle_skipped = False, False, False, False
 
     def estimate(fn):
         return call_ms, host_bound
@@ -123,15 +131,68 @@ def test_the_channel_asks_on_the_event_pipe_and_reads_the_answer_on_the_request_
     req_r, req_w = os.pipe()
     ev_r, ev_w = os.pipe()
     channel = Channel(req_r, ev_w)
-    os.write(req_w, b"quiet\nloud\n")
-    assert channel.ask_quiet() is True
-    assert channel.ask_quiet(host_bound=False) is False
+    os.write(req_w, b"quiet\nstill\nloud\n")
+    assert channel.ask_quiet() is True and not channel.quiet_kept
+    assert channel.ask_quiet() is True and channel.quiet_kept  # the same hush went on
+    assert channel.ask_quiet(host_bound=False) is False and not channel.quiet_kept
     channel.end_quiet()
     os.close(req_w)
     assert channel.ask_quiet() is False  # the supervisor closed the pipe: no quiet host
     sent = [json.loads(line) for line in os.read(ev_r, 4096).decode().splitlines()]
     asked = {"ev": "quiet_wanted", "host_bound": True}
-    assert sent == [asked, dict(asked, host_bound=False), {"ev": "quiet_done"}, asked]
+    assert sent == [asked, asked, dict(asked, host_bound=False), {"ev": "quiet_done"}, asked]
+
+
+def test_a_kept_hush_settles_once_for_the_jobs_timed_cases_in_a_row():
+    """With keep_quiet (a candidate's timed cases) the hush lasts from the first case to
+    end_quiet: the first case settles, the next ones (answered "still": no other job ran in
+    between) do not; the settle is not skipped for a case whose hush the supervisor began anew."""
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=3.0)
+    t.keep_quiet = True
+    for _ in range(3):
+        assert t.run(lambda: None)
+    assert quiet.log.count("ask") == 3 and quiet.log.count("settle") == 1
+    assert "end" not in quiet.log and t.last_settle_skipped
+    quiet.renewed = True  # past half the cap: a fresh hush, so a settle
+    t.run(lambda: None)
+    assert quiet.log.count("settle") == 2 and not t.last_settle_skipped
+    t.end_quiet()
+    assert quiet.log[-1] == "end" and quiet.log.count("end") == 1
+    t.end_quiet()  # nothing held: nothing said
+    assert quiet.log.count("end") == 1
+
+
+def test_a_kept_hush_whose_first_settle_did_not_run_settles_at_the_next_case():
+    """A first case too short to settle leaves the GPU unchecked: the next, longer case of the
+    same hush settles."""
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=0.1)
+    t.keep_quiet = True
+    t.run(lambda: None)
+    assert "settle" not in quiet.log
+    t._estimate_ms = lambda fn: (3.0, True)
+    t.run(lambda: None)
+    assert quiet.log.count("settle") == 1
+
+
+def test_a_kept_hush_after_a_contended_settle_checks_again():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=3.0)
+    t.keep_quiet = True
+    checks = []
+    t.settle = lambda: (checks.append(1), (False, 1.0))[1]
+    t.run(lambda: None)
+    t.run(lambda: None)
+    assert len(checks) == 2 and t.last_contended
+
+
+def test_without_keep_quiet_every_case_ends_its_hush_and_settles():
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=3.0)
+    t.run(lambda: None)
+    t.run(lambda: None)
+    assert quiet.log.count("end") == 2 and quiet.log.count("settle") == 2
 
 
 def test_the_quiet_ends_when_the_settle_fails():
