@@ -615,13 +615,15 @@ class CudaTimer:
         # A call that waits on the host is timed from its first kernel to its last, host gaps
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).
         wanted = host_bound or self.quiet_all
+        if self.quiet_held and not wanted:
+            self.end_quiet()  # a kept hush ends before a call timed without one
         t_ask = time.perf_counter()
         self.last_quiet = bool(wanted and self.quiet is not None
                                and self.quiet.ask_quiet(host_bound))
         kept = self.last_quiet and self.quiet_held and bool(getattr(self.quiet, "quiet_kept", False))
         if not kept:
             self.hush_settled = False
-        self.quiet_held = self.last_quiet or (self.quiet_held and not wanted)
+        self.quiet_held = self.last_quiet
         # From quiet_wanted to the answer: the supervisor freezes the other jobs (up to 50 ms
         # for their cgroups to report frozen) while this job holds the slot and waits.
         self.last_quiet_wait_s = time.perf_counter() - t_ask

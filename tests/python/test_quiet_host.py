@@ -311,3 +311,17 @@ def test_a_call_that_does_not_wait_on_the_host_keeps_the_whole_budget():
     t, samples, spent = _unconverging_run(False)
     assert t.last_budget_ms == 500.0
     assert timer_module.HOST_BOUND_BUDGET_MS < spent <= 500.0 + 1e-6
+
+
+def test_a_kept_hush_ends_before_a_case_timed_without_one():
+    """--quiet-timing host-bound: a host-bound case's kept hush is not carried into the next case,
+    which only queues GPU work and is timed without one."""
+    quiet = FakeQuiet()
+    t = _timer(True, quiet, call_ms=3.0)
+    t.keep_quiet = True
+    t.run(lambda: None)
+    t._estimate_ms = lambda fn: (3.0, False)
+    t.run(lambda: None)
+    assert quiet.log.count("ask") == 1 and quiet.log.count("end") == 1
+    assert not t.last_quiet and not t.quiet_held
+
