@@ -54,6 +54,10 @@ class StandInTimer:
                             "samples": self.reps}
         return [self.ms] * self.reps
 
+    def end_quiet(self):
+        """No quiet host here: nothing to end (CudaTimer.end_quiet)."""
+        self.quiet_ends = getattr(self, "quiet_ends", 0) + 1
+
 
 def run_reference(tmp_path, text, task, entry, tiers, **job):
     """Runs the reference worker on the CPU over a task whose reference.py is `text`; returns

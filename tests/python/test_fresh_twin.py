@@ -155,7 +155,9 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
         return real_rebuild(self, spec, seed)
 
     monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", rebuild)
-    monkeypatch.setattr(candidate_mode, "CudaTimer", lambda device, **kw: StandInTimer(reps=4))
+    timers = []
+    monkeypatch.setattr(candidate_mode, "CudaTimer",
+                        lambda device, **kw: timers.append(StandInTimer(reps=4)) or timers[-1])
     inputs = candidate_mode.CaseInputs({"task_dir": str(task), "entry": "scale"}, "cpu")
     slot = candidate_mode.SlotWait(channel, True)
     held = candidate_mode.HeldReports(channel)
@@ -171,6 +173,8 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
     assert decoys == [False] * candidate_mode.DECOYS, built
     assert [e["ev"] for e in channel.events if e["ev"] in ("timing", "slot_wanted")] == [
         "slot_wanted", "timing"]
+    # the job's kept hush ends after its last timed case (CudaTimer.keep_quiet)
+    assert len(timers) == 1 and timers[0].keep_quiet and timers[0].quiet_ends == 1
     got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
     want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
     assert torch.equal(got, want)
