@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "sched/gpu_slot.h"
+#include "sched/reference.h"
 #include "verdict/job_status.h"
 #include "verdict/status.h"
 
@@ -479,6 +480,13 @@ std::string not_a_verdict_beside_others(const store::Result& result, bool parent
   // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
   if (result.status == verdict::status_name(verdict::Status::Oom) &&
       !result.detail.starts_with(verdict::kOwnMemoryLimit)) {
+    return "oom_beside";
+  }
+  // the same, in a GPU library's words: a failed allocation (cuBLAS's handle, session 35 on an
+  // H100) or cuDNN's internal error, which memory running out gives too
+  if ((result.status == verdict::status_name(verdict::Status::CudaError) ||
+       result.status == verdict::status_name(verdict::Status::RuntimeError)) &&
+      (out_of_gpu_memory(result.detail) || gpu_library_internal_error(result.detail))) {
     return "oom_beside";
   }
   // a neighbour's GPU work (a candidate's queue left running while it is frozen) slowed a timed

@@ -103,7 +103,14 @@ bool out_of_gpu_memory(const std::string& error) {
          error.find("CUDA out of memory") != std::string::npos ||
          error.find("CUDA error: out of memory") != std::string::npos ||
          error.find("CUBLAS_STATUS_ALLOC_FAILED") != std::string::npos ||
-         error.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
+         error.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos ||
+         error.find("CUSOLVER_STATUS_ALLOC_FAILED") != std::string::npos ||
+         error.find("CUSPARSE_STATUS_ALLOC_FAILED") != std::string::npos ||
+         error.find("CUFFT_ALLOC_FAILED") != std::string::npos;
+}
+
+bool gpu_library_internal_error(const std::string& error) {
+  return error.find("CUDNN_STATUS_INTERNAL_ERROR") != std::string::npos;
 }
 
 bool gpu_contended(const std::string& error) {
@@ -114,6 +121,10 @@ std::optional<AloneRetry> alone_retry(const std::string& error) {
   if (out_of_gpu_memory(error)) {
     return AloneRetry{"out of the GPU's memory beside other work",
                       "out of the GPU's memory with the GPU to itself"};
+  }
+  if (gpu_library_internal_error(error)) {
+    return AloneRetry{"cuDNN's internal error beside other work (most often its memory ran out)",
+                      "cuDNN's internal error with the GPU to itself"};
   }
   if (gpu_contended(error)) {
     return AloneRetry{"its baselines met another process's GPU work that did not drain",

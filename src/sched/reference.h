@@ -54,6 +54,11 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
 /// GPU that may be the others' doing, so it is no verdict until it failed alone.
 bool out_of_gpu_memory(const std::string& error);
 
+/// Whether an error is a GPU library's internal error that memory running out beside other work
+/// also gives (cuDNN's CUDNN_STATUS_INTERNAL_ERROR: session 35 on an H100 with 80 GB in use, an
+/// honest convolution's reference failed so): no verdict until it failed alone.
+bool gpu_library_internal_error(const std::string& error);
+
 /// Whether a reference's error is its baselines' timing refused because another process's work
 /// on the GPU did not drain (the worker's GpuContended): beside other jobs that may be a
 /// candidate's doing (a queue of seconds of kernels, left running while it is frozen), so it is

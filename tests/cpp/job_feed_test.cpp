@@ -269,6 +269,30 @@ TEST(NotAVerdictBesideOthers, TheOtherReasonsComeFirst) {
   EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("numerical_mismatch"), false), "");
 }
 
+TEST(NotAVerdictBesideOthers, AGpuLibrarysFailedAllocationOrCudnnsInternalErrorRunsAgainAlone) {
+  // session 35 on an H100 with 80 GB in use: honest references failed so beside other jobs
+  EXPECT_EQ(sched::not_a_verdict_beside_others(
+                result_with("cuda_error", "",
+                            "case v: RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when "
+                            "calling `cublasCreate(handle)`"),
+                false),
+            "oom_beside");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(
+                result_with("runtime_error", "",
+                            "case c: RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR"),
+                false),
+            "oom_beside");
+  EXPECT_EQ(
+      sched::not_a_verdict_beside_others(
+          result_with("cuda_error", "", "case v: CUDA error: an illegal memory access"), false),
+      "")
+      << "a CUDA error of the candidate's own stands";
+  EXPECT_EQ(sched::not_a_verdict_beside_others(
+                result_with("numerical_mismatch", "", "CUBLAS_STATUS_ALLOC_FAILED"), false),
+            "")
+      << "only an error's own words count";
+}
+
 TEST(NotAVerdictBesideOthers, TheRunSaysHowManyJobsRanAgainAloneAndWhy) {
   EXPECT_EQ(sched::again_alone_summary({}), "");
   EXPECT_EQ(sched::again_alone_summary({{"verdict", 12}, {"interrupted", 1}}), "");

@@ -186,6 +186,13 @@ TEST(ReferenceRetryAlone, OnlyGpuMemoryAndContendedBaselinesAreComputedAgainAlon
   EXPECT_NE(alone_retry(contended)->deferred_because.find("did not drain"), std::string::npos);
   EXPECT_FALSE(alone_retry(broken).has_value());
   EXPECT_FALSE(alone_retry("").has_value());
+  // a GPU library's failed allocation, or cuDNN's internal error (session 35 on an H100)
+  EXPECT_TRUE(out_of_gpu_memory("RuntimeError: CUDA error: CUSOLVER_STATUS_ALLOC_FAILED"));
+  const std::string cudnn = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR";
+  EXPECT_FALSE(out_of_gpu_memory(cudnn));
+  ASSERT_TRUE(alone_retry(cudnn).has_value());
+  EXPECT_NE(alone_retry(cudnn)->deferred_because.find("beside other work"), std::string::npos);
+  EXPECT_NE(alone_retry(cudnn)->prefix.find("to itself"), std::string::npos);
 }
 
 }  // namespace
