@@ -22,4 +22,18 @@ python3 bench/job_timelines.py /tmp/tl/warm/profile/profile.log.gz | tee $OUT/jo
 python3 bench/slot_idle_who.py /tmp/tl/warm/slot-trace.txt.gz /tmp/tl/warm/profile/profile.log.gz | tee $OUT/slot-idle-who.txt
 # (added in session 29) the references against themselves: speedups near 1 (KBX_TIMER_WARMUP_MS's check)
 .carry/bin/kbx results --db $OUT/warm.db --format csv | python3 bench/self_speedups.py | tee $OUT/self-speedups.txt
+# (added in session 35) the farthest self-speedups case by case (session 35 on an H100:
+# SpatialOps/grid_sample_with_affine 1.556 in the cold and the warm run, not seen before)
+python3 - $OUT/warm.db > $OUT/self-speedup-cases.txt <<'PY'
+import math, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+rows = con.execute("SELECT task, speedup FROM results WHERE status = 'passed' AND speedup > 0").fetchall()
+for task, speedup in sorted(rows, key=lambda r: -abs(math.log(r[1])))[:8]:
+    print(f"{task} {speedup:.4f}")
+    for name, cand, eager, flags in con.execute(
+            "SELECT c.name, c.cand_ms, c.eager_ms, c.timing_flags FROM case_results c JOIN results r "
+            "ON r.id = c.result_id WHERE r.task = ? AND c.cand_ms > 0 AND c.eager_ms > 0", (task,)):
+        print(f"  {name}: cand {cand:.4f} ms, eager {eager:.4f} ms, ratio {eager / cand:.3f} {flags}")
+PY
+head -40 $OUT/self-speedup-cases.txt
 rm -f $OUT/warm.db
