@@ -70,6 +70,30 @@ def build_inputs(make, seed, device, tf32):
     return tensors
 
 
+def load_values(tensors, values):
+    """Writes values (by name) into a call's tensors, in place."""
+    for k, t in tensors.items():
+        t.copy_(values[k])
+
+
+def values_fit(tensors, values):
+    """Whether values can be written into the call's tensors as they are: the same names, shapes
+    and dtypes (copy_ would broadcast a smaller shape without a word)."""
+    return all(k in values and values[k].shape == t.shape and values[k].dtype == t.dtype
+               for k, t in tensors.items())
+
+
+# Value variants of a timed case besides its own and its fresh twin's: decoys from the task's
+# generator (a candidate's cache keyed on input values needs an entry for each).
+DECOYS = 2
+
+
+def decoy_seed(twin_seed, k):
+    """The seed of a timed case's k-th decoy values, derived from its fresh twin's seed: the
+    candidate's worker and the reference's (for the baselines' timing) draw the same ones."""
+    return (twin_seed * 0x9E3779B1 + k + 1) % (1 << 63)
+
+
 def sync(device):
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)

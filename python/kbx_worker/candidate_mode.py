@@ -19,7 +19,8 @@ import torch
 
 from . import tensorio
 from .argcodec import decode_call
-from .calls import build_inputs, classify_exception, same_bits, save_result, set_tf32, sync
+from .calls import (DECOYS, build_inputs, classify_exception, decoy_seed, load_values, same_bits,
+                    save_result, set_tf32, sync, values_fit)
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import DeferredFiles, read_kbt, write_kbt
@@ -329,7 +330,7 @@ class CaseInputs:
         out = []
         for k in range(count):
             try:
-                out.append(self._rebuild(spec, (twin["case_seed"] * 0x9E3779B1 + k + 1) % (1 << 63)))
+                out.append(self._rebuild(spec, decoy_seed(twin["case_seed"], k)))
             except Exception:  # the generator failed on another seed: fewer decoys
                 break
         return out
@@ -470,21 +471,11 @@ class HeldReports:
             self.channel.send(ev, **fields)
 
 
-def _load(tensors, values):
-    for k, t in tensors.items():
-        t.copy_(values[k])
-
-
-def _fits(tensors, values):
-    """Whether values can be written into the call's tensors as they are: the same names, shapes
-    and dtypes (copy_ would broadcast a smaller shape without a word)."""
-    return all(k in values and values[k].shape == t.shape and values[k].dtype == t.dtype
-               for k, t in tensors.items())
+_load, _fits = load_values, values_fit
 
 
 # The full cases' untouched inputs kept for their timed loops, at most (the slot holder's copies).
 KEEP_ORIGINALS_BYTES = 4 << 30
-DECOYS = 2  # value variants per timed case besides the case's own and its judged twin's
 
 
 def _snapshot(result, tensors):

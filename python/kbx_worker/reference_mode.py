@@ -13,6 +13,7 @@ the floor under the judge's error allowance.
 """
 
 import os
+import random
 import sys
 import time
 import traceback
@@ -20,13 +21,13 @@ import traceback
 import torch
 
 from .argcodec import encode_call, flatten_result
-from .calls import (build_inputs, narrow_shadow, same_bits, save_result, set_tf32,
-                    shadow_minus_ref, sync, upcast)
+from .calls import (DECOYS, build_inputs, decoy_seed, load_values, narrow_shadow, same_bits,
+                    save_result, set_tf32, shadow_minus_ref, sync, upcast, values_fit)
 from .casegen import Ctx, case_seed
 from . import sensitivity, tensorio
 from .taskload import Reference
 from . import timer as timer_module
-from .timer import CudaTimer
+from .timer import CudaTimer, variant_rounds
 
 
 FRESH_SUFFIX = "__fresh"
@@ -201,19 +202,55 @@ def _compact_shadow(named, refs):
     return shadow_minus_ref(narrow_shadow(named, {k: v.dtype for k, v in refs.items()}), refs)
 
 
-def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):
+def _variant_loads(job, case, ev, twin_ev, args, kwargs, device):
+    """before_each for a full case's baseline timing: the value variants a candidate's timed
+    calls of the case get (candidate_mode._time_case), the case's own, its fresh twin's and
+    DECOYS more from the generator (seeds from the twin's), in rounds of a random order. Both
+    sides of a speedup then time the same work where a call's speed follows its values (a gather
+    whose locality follows its indices or transforms) and where it updates its inputs (each call
+    starts from them, as a candidate's does, not from the last call's output). None where a
+    candidate's calls get no variants either (no twin, the twin's call differs in a scalar,
+    values that cannot be written in place)."""
+    if twin_ev is None or twin_ev.get("call") != ev.get("call"):
+        return None
+    _, tensors = encode_call(args, kwargs)
+    tf32 = job.get("tf32", False)
+    try:
+        original = {k: t.detach().clone() for k, t in tensors.items()}
+        fresh = build_inputs(case.make, twin_ev["case_seed"], device, tf32)
+        if not (values_fit(tensors, original) and values_fit(tensors, fresh)):
+            return None
+        load_values(tensors, original)  # expanded views cannot take values: no variants
+    except (RuntimeError, KeyError):
+        return None
+    variants = [original, fresh]
+    for k in range(DECOYS):
+        try:
+            decoy = build_inputs(case.make, decoy_seed(twin_ev["case_seed"], k), device, tf32)
+        except Exception:  # noqa: BLE001 - as the candidate's worker: fewer decoys
+            break
+        if values_fit(tensors, decoy):
+            variants.append(decoy)
+    order = variant_rounds(random.Random(ev["case_seed"]), len(variants))
+    return lambda i: load_values(tensors, variants[next(order)])
+
+
+def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0, twin_ev=None):
     """Adds a full case's eager timing (and the torch.compile baseline's) to its event, on inputs
-    made again from the case's seed (the same values): the call runs alone on the GPU here, so
-    the rest of the case (its files, its float64 shadow) ran before, outside the slot."""
+    made again from the case's seed (the same values), and the value variants a candidate's
+    timed calls get (_variant_loads): the call runs alone on the GPU here, so the rest of the
+    case (its files, its float64 shadow) ran before, outside the slot."""
     t0 = time.perf_counter()
     args, kwargs = case.make(Ctx(ev["case_seed"], device))
     args = list(args)
+    before_each = _variant_loads(job, case, ev, twin_ev, args, kwargs, device)
     sync(device)
     phases = ev["phases"]
     phases["slot_wait"] = round(slot_wait_s, 4)
     phases["remake"] = round(time.perf_counter() - t0, 4)
     t_eager = time.perf_counter()
-    ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs))
+    ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs), before_each)
+    phases["variants"] = 0.0 if before_each is None else 1.0  # timed on the value variants
     _refuse_contended(timer, case, "eager")
     ev["probe_ids"] = timer.last_ids if timer.probe.active else []
     phases["eager"] = round(time.perf_counter() - t_eager, 4)
@@ -221,7 +258,7 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0):
         phases["eager_" + step] = round(value, 4)
     if job.get("compile_baseline"):
         t_compiled = time.perf_counter()
-        ev.update(_time_compiled(ref, job, args, kwargs, device, timer))
+        ev.update(_time_compiled(ref, job, args, kwargs, device, timer, before_each))
         if "compile_ms" in ev:
             _refuse_contended(timer, case, "torch.compile")
         phases["compiled"] = round(time.perf_counter() - t_compiled, 4)
@@ -243,15 +280,16 @@ def _refuse_contended(timer, case, which):
             f"was timed (it did not drain in {timer_module.SETTLE_MAX_S:g} s)")
 
 
-def _time_compiled(ref, job, args, kwargs, device, timer):
-    """The torch.compile baseline of a full case, timed like eager: compiled once per task, its
-    first call (compilation) not timed. A failure to compile is reported, not raised."""
+def _time_compiled(ref, job, args, kwargs, device, timer, before_each=None):
+    """The torch.compile baseline of a full case, timed like eager (on the same value variants):
+    compiled once per task, its first call (compilation) not timed. A failure to compile is
+    reported, not raised."""
     try:
         if getattr(ref, "compiled", None) is None:
             ref.compiled = torch.compile(ref.entry, backend=job.get("compile_backend", "inductor"))
         ref.compiled(*args, **kwargs)
         sync(device)
-        ms = timer.run(lambda: ref.compiled(*args, **kwargs))
+        ms = timer.run(lambda: ref.compiled(*args, **kwargs), before_each)
         return {"compile_ms": ms, "compile_probe_ids": timer.last_ids if timer.probe.active else []}
     except Exception as exc:  # the baseline is missing for this case; the run goes on
         return {"compile_error": f"{type(exc).__name__}: {exc}"[:1000]}
@@ -359,10 +397,12 @@ def run(request, channel, timer=None):
             # every file of the task is on disk: the supervisor's room gate stops counting what
             # it guessed the task would write (its eager timing may wait long for the slot)
             channel.send("files_written", task=job["task"], label=job.get("label", ""))
+            twin_events = {ev["fresh_of"]: ev for case, ev in to_time if "fresh_of" in ev}
             with _SlotSpan(channel, request.get("gpu_slot")) as slot:
                 for case, ev in to_time:
                     if case.tier == "full":
-                        _time_case(ref, job, case, ev, device, timer, slot.take())
+                        _time_case(ref, job, case, ev, device, timer, slot.take(),
+                                   twin_events.get(case.name))
                     channel.send("case", **ev)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0, write_s=write_s)
