@@ -75,7 +75,8 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("sync_detect_cost.py: no CUDA GPU here")
     rows = []
-    print(f"{'workload':<18} {'plain s':>9} {'before s':>9} {'now s':>9}  waits(before/now/expected)")
+    print(f"{'workload':<18} {'plain s':>9} {'before s':>9} {'now s':>9}  "
+          "waits(before/now/expected)")
     for name, (fn, expected) in workloads("cuda").items():
         fn()  # warm-up: libraries loaded, kernels chosen
         plain, _ = seconds(fn, args.reps)

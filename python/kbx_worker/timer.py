@@ -620,7 +620,8 @@ class CudaTimer:
         t_ask = time.perf_counter()
         self.last_quiet = bool(wanted and self.quiet is not None
                                and self.quiet.ask_quiet(host_bound))
-        kept = self.last_quiet and self.quiet_held and bool(getattr(self.quiet, "quiet_kept", False))
+        kept = (self.last_quiet and self.quiet_held
+                and bool(getattr(self.quiet, "quiet_kept", False)))
         if not kept:
             self.hush_settled = False
         self.quiet_held = self.last_quiet
