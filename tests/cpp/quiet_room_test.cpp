@@ -336,25 +336,38 @@ class QuietJobsTest : public ::testing::Test {
   fs::path dir_;
 };
 
-/// A worker that takes the slot, asks for a quiet host (`asking`: its quiet_wanted line), reports
-/// the answer, keeps it `hold` seconds, then says "quiet_done" when `says_done`, and ends.
-sandbox::Spawn quiet_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room, double hold,
-                            bool says_done,
-                            const std::string& asking = R"({"ev":"quiet_wanted"})") {
+/// Shell that sends `asking` (a quiet_wanted line) and reports the answer as an "answer" event.
+std::string ask_quiet(const std::string& asking = R"({"ev":"quiet_wanted"})") {
+  return "echo '" + asking +
+         "' >&4; read answer <&3; "
+         "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; ";
+}
+
+/// A worker that takes the slot, then runs `script` (shell; the request pipe is fd 3, the event
+/// pipe fd 4), then says done.
+sandbox::Spawn slot_holder(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room,
+                           const std::string& script) {
   sandbox::Spawn s;
-  std::ostringstream script;
-  script << "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; "
-         << "echo '" << asking << "' >&4; read answer <&3; "
-         << "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; sleep " << hold
-         << "; " << (says_done ? "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.3; " : "")
-         << "echo '{\"ev\":\"done\"}' >&4";
-  s.argv = {"/bin/sh", "-c", script.str()};
+  s.argv = {"/bin/sh", "-c",
+            "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; " + script +
+                "echo '{\"ev\":\"done\"}' >&4"};
   s.env = sandbox::scrubbed_environment({});
   s.limits.wall_seconds = 20;
   s.request = "{}";
   s.slot = slot;
   s.quiet = room;
   return s;
+}
+
+/// A worker that takes the slot, asks for a quiet host (`asking`: its quiet_wanted line), reports
+/// the answer, keeps it `hold` seconds, then says "quiet_done" when `says_done`, and ends.
+sandbox::Spawn quiet_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room, double hold,
+                            bool says_done,
+                            const std::string& asking = R"({"ev":"quiet_wanted"})") {
+  std::ostringstream script;
+  script << ask_quiet(asking) << "sleep " << hold << "; "
+         << (says_done ? "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.3; " : "");
+  return slot_holder(slot, room, script.str());
 }
 
 /// Shell that appends a timestamp to `file` every 20 ms, `ticks` times.
@@ -465,20 +478,10 @@ TEST_F(QuietJobsTest, AHolderThatEndsWithoutQuietDoneThawsTheOthers) {
 /// then again after `pause` seconds; each answer reported as an "answer" event.
 sandbox::Spawn asks_again_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoom* room,
                                  double pause, double renew_after) {
-  sandbox::Spawn s;
-  const std::string ask =
-      "echo '{\"ev\":\"quiet_wanted\"}' >&4; read answer <&3; "
-      "echo \"{\\\"ev\\\":\\\"answer\\\",\\\"is\\\":\\\"$answer\\\"}\" >&4; ";
   std::ostringstream script;
-  script << "read req <&3; echo '{\"ev\":\"slot_wanted\"}' >&4; read go <&3; " << ask << ask
-         << "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.2; " << ask << "sleep " << pause << "; "
-         << ask << "echo '{\"ev\":\"done\"}' >&4";
-  s.argv = {"/bin/sh", "-c", script.str()};
-  s.env = sandbox::scrubbed_environment({});
-  s.limits.wall_seconds = 20;
-  s.request = "{}";
-  s.slot = slot;
-  s.quiet = room;
+  script << ask_quiet() << ask_quiet() << "echo '{\"ev\":\"quiet_done\"}' >&4; sleep 0.2; "
+         << ask_quiet() << "sleep " << pause << "; " << ask_quiet();
+  sandbox::Spawn s = slot_holder(slot, room, script.str());
   s.quiet_renew_after_seconds = renew_after;
   return s;
 }
