@@ -399,11 +399,18 @@ double longest_gap(const fs::path& file) {
   return longest;
 }
 
-std::string answer_of(const sandbox::Outcome& o) {
+/// The answers a worker reported ("answer" events), in order.
+std::vector<std::string> answers_of(const sandbox::Outcome& o) {
+  std::vector<std::string> answers;
   for (const auto& e : o.events) {
-    if (e.value("ev", "") == "answer") return e.value("is", "");
+    if (e.value("ev", "") == "answer") answers.push_back(e.value("is", ""));
   }
-  return "(none)";
+  return answers;
+}
+
+std::string answer_of(const sandbox::Outcome& o) {
+  const std::vector<std::string> answers = answers_of(o);
+  return answers.empty() ? "(none)" : answers.front();
 }
 
 TEST_F(QuietJobsTest, TheHoldersQuietFreezesAnotherJobWhoseLimitIsNotChargedForIt) {
@@ -484,14 +491,6 @@ sandbox::Spawn asks_again_worker(sandbox::ExclusiveSlot* slot, sandbox::QuietRoo
   sandbox::Spawn s = slot_holder(slot, room, script.str());
   s.quiet_renew_after_seconds = renew_after;
   return s;
-}
-
-std::vector<std::string> answers_of(const sandbox::Outcome& o) {
-  std::vector<std::string> answers;
-  for (const auto& e : o.events) {
-    if (e.value("ev", "") == "answer") answers.push_back(e.value("is", ""));
-  }
-  return answers;
 }
 
 TEST_F(QuietJobsTest, AHolderAskingAgainWhileItsHushLastsIsAnsweredStillUntilTheHushIsRenewed) {
