@@ -327,14 +327,20 @@ def main():
     print("  by step: " + ", ".join(f"{s} {sum(c[s] for c in ref.values()):.1f} s" for s in STEPS))
     print("  of eager: " + ", ".join(f"{s[6:]} {sum(c[s] for c in ref.values()):.1f} s"
                                      for s in EAGER_PARTS + ("eager_quiet_wait",)))
-    print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s, "
+    print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s (first "
+          f"grant to exit; under --slot-at launch it holds the waits between full-size calls), "
           f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "
           f"process's exit {sum(cand_teardown.values()):.1f} s; waits for a quiet host "
           f"{cand_quiet_wait:.1f} s")
     print_timing_parts(cand_parts, cand_timings)
     print(f"  quiet hosts (every other job frozen): {hushes}, {hushed:.1f} s in all")
-    per_task = {t: ref[t]["held"] + cand_span.get(t, 0.0) for t in set(ref) | set(cand_span)}
-    print(f"slot per task (reference + candidate): median "
+    # the trace's holds where there is one (session 35: a job's span counted 9.8 s of waiting for
+    # the slot between two full-size calls as held)
+    holds = candidate_holds(args.trace, lines) if args.trace else {}
+    cand_held = {t: sum(h) for t, h in holds.items()} or cand_span
+    per_task = {t: ref[t]["held"] + cand_held.get(t, 0.0) for t in set(ref) | set(cand_held)}
+    print(f"slot per task (reference + candidate{', holds from the trace' if holds else ''}): "
+          f"median "
           f"{statistics.median(per_task.values() or [0]):.2f} s, mean "
           f"{statistics.mean(per_task.values() or [0]):.2f} s")
     for task, held in sorted(per_task.items(), key=lambda kv: -kv[1])[:args.top]:
