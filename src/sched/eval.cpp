@@ -155,7 +155,10 @@ std::string environment_fingerprint(const WorkerEnv& env) {
 
 /// A scratch folder of this process alone: the run, the database and a random nonce in its name.
 fs::path unique_work_dir(const EvalOptions& o, std::int64_t run_id, const std::string& key) {
-  const fs::path root = o.work_root.empty() ? default_work_root() : o.work_root;
+  // absolute: the workers run in folders of their own (a relative --work gave every task a
+  // reference_error, its worker not finding its folder)
+  const fs::path root =
+      fs::absolute(o.work_root.empty() ? default_work_root() : o.work_root).lexically_normal();
   const std::string db_tag =
       sha256_hex(fs::absolute(o.db).lexically_normal().string()).substr(0, 8);
   const fs::path dir = root / fmt::format("run-{}-{}-{}-{:08x}", run_id, key.substr(0, 8), db_tag,

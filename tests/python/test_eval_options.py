@@ -87,3 +87,19 @@ def test_without_finishing_jobs_a_lane_is_a_job_until_its_verdict(kbx, tmp_path)
     lanes = [step for step, _ in steps if step in ("job_start", "job_end")]
     assert lanes == ["job_start", "job_end"] * 3, steps
     assert results == {task: "passed" for task in TASKS}, results
+
+
+def test_a_relative_work_folder_and_database_judge_as_absolute_ones(kbx, tmp_path):
+    """`--work w --db k.db` relative to the current folder: the workers run in folders of their
+    own, and until session 35 a relative --work gave every task a reference_error (its worker
+    did not find its folder)."""
+    cands = tmp_path / "cands" / "Math"
+    cands.mkdir(parents=True)
+    (cands / "sub.py").write_text((ROOT / "tasks" / "Math" / "sub" / "reference.py").read_text())
+    proc = kbx("--suite", str(ROOT / "tasks"), "eval", "--candidates", "cands", "--device", "cpu",
+               "--db", "k.db", "--work", "w", "--tasks", "Math/sub", "--track", "any",
+               "--method", "rel", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = list(csv.DictReader(io.StringIO(
+        kbx("results", "--db", "k.db", "--format", "csv", cwd=tmp_path, check=True).stdout)))
+    assert [(r["task"], r["status"]) for r in rows] == [("Math/sub", "passed")], proc.stderr
