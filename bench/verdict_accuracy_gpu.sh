@@ -14,7 +14,8 @@ KBX=${KBX:-$PWD/.carry/bin/kbx}
 export KBX_WORK=${KBX_WORK:-/dev/shm/kbx-verdict}
 export PYTHONUNBUFFERED=1
 fail=0
-# name  dir  strict  core  kbx  glue(>0|-); "!passed" is any failing status. gelu_wrong_specials
+# name  dir  strict  core  kbx  glue(>0|-)  [track, default kbx's]; "!passed" is any failing
+# status. gelu_wrong_specials
 # fails core on the GPU (it passes core on the CPU): its +-1000 at exactly +-1 also hits the full
 # bfloat16 cases, where +-1.0 is a common value (seen on the H200, 2026-12-01).
 expect=(
@@ -25,15 +26,17 @@ expect=(
   "matmul_token_launch tests/adversarial/verdict/matmul_token_launch fallback fallback fallback -"
   "compiled_handle tests/adversarial/verdict/compiled_handle passed passed passed -"
   "gelu_timed_path_drifts tests/adversarial/verdict/gelu_timed_path_drifts numerical_mismatch numerical_mismatch passed -"
+  "random_second_draw tests/adversarial/verdict/random_second_draw random_contract random_contract random_contract - any"
   "expert solutions/expert passed passed passed -"
 )
 for line in "${expect[@]}"; do
-  read -r name dir e_strict e_core e_kbx e_glue <<< "$line"
+  read -r name dir e_strict e_core e_kbx e_glue track <<< "$line"
   [ "${SKIP_EXPERT:-0}" = 1 ] && [ "$name" = expert ] && continue
   [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && continue
   db="$OUT/verdict-$name.db"
   timeout --signal=KILL 1500 "$KBX" eval --method "$name" --candidates "$dir" --device cuda \
-    --db "$db" --fresh > "$OUT/verdict-$name.log" 2>&1 || echo "$name: eval exited $?"
+    --db "$db" --fresh ${track:+--track "$track"} > "$OUT/verdict-$name.log" 2>&1 ||
+    echo "$name: eval exited $?"
   "$KBX" results --db "$db" --format csv > "$OUT/verdict-$name.csv" 2>&1
   python3 - "$OUT/verdict-$name.csv" "$name" "$e_strict" "$e_core" "$e_kbx" "$e_glue" <<'PY' || fail=1
 import csv, sys
