@@ -310,7 +310,7 @@ def main():
             events = [(float(t), name) for t, name in re.findall(r"\| ([\d.]+) (\w+)", text)]
             asked_at = None
             for t, name in events:
-                if name == "quiet_wanted":
+                if name == "quiet_wanted" and asked_at is None:  # a kept hush: its first ask
                     asked_at = t
                 elif name == "quiet_done" and asked_at is not None:
                     hushes, hushed, asked_at = hushes + 1, hushed + t - asked_at, None

@@ -978,8 +978,9 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         if slot.wanted:
             timer.quiet = channel  # host-bound calls are timed with the other jobs frozen
             # one hush for the job's timed cases in a row: one settle, not one per case (session
-            # 33 on the H200: 12.4 s of the slot's 166 s were settles, 4 a job)
-            timer.keep_quiet = True
+            # 33 on the H200: 12.4 s of the slot's 166 s were settles, 4 a job); KBX_KEEP_QUIET=0
+            # (passed on by kbx) ends it after each case
+            timer.keep_quiet = os.environ.get("KBX_KEEP_QUIET", "1") != "0"
         try:
             for case, args, kwargs, tensors, pristine in timed:
                 try:

@@ -166,6 +166,12 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "0") {
     overrides["KBX_TIMER_SETTLE"] = "0";
   }
+  // A candidate's quiet host kept from one timed case to the next, one settle a job (since
+  // session 35); KBX_KEEP_QUIET=0 ends it after each case, as before (an A/B: the hush then
+  // also spans the warm-ups between cases, when the other jobs stay frozen)
+  if (const char* keep = std::getenv("KBX_KEEP_QUIET"); keep && std::string(keep) == "0") {
+    overrides["KBX_KEEP_QUIET"] = "0";
+  }
   // The reference worker's settle before its baselines (on by default since session 30: a
   // neighbour's queued GPU work doubled 3 ms calls on the H200); KBX_BASELINE_SETTLE=0 turns it
   // off, should its check misjudge a GPU

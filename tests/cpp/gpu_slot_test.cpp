@@ -752,6 +752,18 @@ TEST(WorkerEnvironment, InductorsCompileThreadsOnlyWhenKbxInductorThreadsSaysSo)
   ::unsetenv("KBX_INDUCTOR_THREADS");
 }
 
+TEST(WorkerEnvironment, KbxKeepQuiet0ReachesTheWorkersAndNothingElseDoes) {
+  sched::WorkerEnv env;
+  env.device = "cuda";
+  ::unsetenv("KBX_KEEP_QUIET");
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").count("KBX_KEEP_QUIET"), 0u);
+  ::setenv("KBX_KEEP_QUIET", "0", 1);
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").at("KBX_KEEP_QUIET"), "0");
+  ::setenv("KBX_KEEP_QUIET", "yes", 1);  // only the switch off is passed on: the default stays
+  EXPECT_EQ(sched::worker_environment(env, "/tmp").count("KBX_KEEP_QUIET"), 0u);
+  ::unsetenv("KBX_KEEP_QUIET");
+}
+
 TEST(WorkerEnvironment, ACpuWorkerRunsTorchOnOneThreadUnlessOmpNumThreadsSaysOtherwise) {
   const char* before = std::getenv("OMP_NUM_THREADS");
   const std::string saved = before ? before : "";

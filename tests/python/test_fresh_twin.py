@@ -5,6 +5,7 @@ returns the stale answer, an honest one the twin's reference answer."""
 
 import textwrap
 
+import pytest
 import torch
 
 from standins import Events, SCALE_REFERENCE, StandInTimer, run_reference
@@ -137,8 +138,9 @@ class _SlotChannel(Events):
         self.send("slot_wanted")
 
 
+@pytest.mark.parametrize("keep_quiet", ["1", "0"])
 def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_alike(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, keep_quiet):
     """The worker's whole path of a timed case on the CPU (stand-in timer): the inputs of the
     case and of its twin (session 18) and the twin's decoys (session 19) are rebuilt before the
     slot is asked for, and the twin's judged result is the reference's."""
@@ -155,6 +157,7 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
         return real_rebuild(self, spec, seed)
 
     monkeypatch.setattr(candidate_mode.CaseInputs, "_rebuild", rebuild)
+    monkeypatch.setenv("KBX_KEEP_QUIET", keep_quiet)
     timers = []
     monkeypatch.setattr(candidate_mode, "CudaTimer",
                         lambda device, **kw: timers.append(StandInTimer(reps=4)) or timers[-1])
@@ -173,8 +176,10 @@ def test_a_timed_case_and_its_twin_get_inputs_built_before_the_slot_and_judged_a
     assert decoys == [False] * candidate_mode.DECOYS, built
     assert [e["ev"] for e in channel.events if e["ev"] in ("timing", "slot_wanted")] == [
         "slot_wanted", "timing"]
-    # the job's kept hush ends after its last timed case (CudaTimer.keep_quiet)
-    assert len(timers) == 1 and timers[0].keep_quiet and timers[0].quiet_ends == 1
+    # the job's kept hush ends after its last timed case (CudaTimer.keep_quiet), unless
+    # KBX_KEEP_QUIET=0 has each case end its own
+    assert len(timers) == 1 and timers[0].quiet_ends == 1
+    assert timers[0].keep_quiet == (keep_quiet != "0")
     got = read_kbt(str(job / "perf_one__fresh.cand.kbt"))["out"]
     want = read_kbt(str(out / "perf_one__fresh.ref.kbt"))["out"]
     assert torch.equal(got, want)

@@ -7,6 +7,8 @@
 #   jobs16    --jobs 16 (the default is 12 on 16 cores: more jobs ready when the slot frees?)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
+#   nokeep    KBX_KEEP_QUIET=0 (session 35: a candidate's hush ends after each timed case, as
+#             before; the kept hush freezes the other jobs through the warm-ups between cases)
 #   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
 #   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
 #   context   KBX_QUIET_CPU_FIRST=context (session 32: a job joins the quiet host after its CUDA
@@ -36,6 +38,7 @@ for v in ${VARIANTS:-base}; do
     jobs16) (export JOBS=16; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    nokeep) (export KBX_KEEP_QUIET=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nopreload) (export KBX_PRELOAD_COMPILER=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     preload) (export KBX_PRELOAD_COMPILER=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     context) (sed 's/KBX_QUIET_CPU_FIRST=cuda/KBX_QUIET_CPU_FIRST=context/' /tmp/nc2.sh > /tmp/nc2-ctx.sh; OUT=$ROOT/$v bash /tmp/nc2-ctx.sh) ;;
