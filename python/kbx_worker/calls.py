@@ -83,6 +83,26 @@ def values_fit(tensors, values):
                for k, t in tensors.items())
 
 
+def copies(tensors):
+    """A call's tensors as they are now (kbx's own copies, on their device)."""
+    return {k: v.detach().clone() for k, v in tensors.items()}
+
+
+def value_variants(tensors, original, fresh, decoys):
+    """The values a full case's timed calls cycle through, the candidate's and the baselines'
+    alike: its own (`original`, written into the call's tensors now), its fresh twin's, and
+    those of decoys() that fit. None when the call's tensors cannot take them: other shapes (an
+    out= tensor sized by the values, as masked_select's is) or views that cannot be written in
+    place (expanded ones)."""
+    if not (values_fit(tensors, original) and values_fit(tensors, fresh)):
+        return None
+    try:
+        load_values(tensors, original)
+        return [original, fresh] + [d for d in decoys() if values_fit(tensors, d)]
+    except (RuntimeError, KeyError):
+        return None
+
+
 # Value variants of a timed case besides its own and its fresh twin's: decoys from the task's
 # generator (a candidate's cache keyed on input values needs an entry for each).
 DECOYS = 2

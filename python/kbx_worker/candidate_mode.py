@@ -19,8 +19,8 @@ import torch
 
 from . import tensorio
 from .argcodec import decode_call
-from .calls import (DECOYS, build_inputs, classify_exception, decoy_seed, load_values, same_bits,
-                    save_result, set_tf32, sync, values_fit)
+from .calls import (DECOYS, build_inputs, classify_exception, copies, decoy_seed, load_values,
+                    same_bits, save_result, set_tf32, sync, value_variants)
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import DeferredFiles, read_kbt, write_kbt
@@ -368,11 +368,6 @@ def _report_oom_or_raise(exc, channel, case=None, phase="save"):
     _fail(channel, phase, exc, case=case)
 
 
-def _copies(tensors):
-    """A case's inputs as they are before its call (kbx's own copies on the GPU)."""
-    return {k: v.detach().clone() for k, v in tensors.items()}
-
-
 def _save_call(case, result, tensors, pristine, device, channel, held, dedup=True):
     """Writes a judged call's outputs and the inputs it changed (`pristine`: their copies from
     before it) to the case's files; returns (structure, metadata), or None when that ran out of
@@ -469,9 +464,6 @@ class HeldReports:
             return
         for ev, fields in reports:
             self.channel.send(ev, **fields)
-
-
-_load, _fits = load_values, values_fit
 
 
 # The full cases' untouched inputs kept for their timed loops, at most (the slot holder's copies).
@@ -708,15 +700,8 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
         if original is None:  # the values as generated: the call may have updated them
             original, _ = inputs.get(case)
         fresh, fresh_from = inputs.get(twin)
-        # A twin of other shapes (an out= tensor sized by the values, as masked_select's is)
-        # cannot be written into this call either; decoys that do not fit are left out.
-        if _fits(tensors, original) and _fits(tensors, fresh):
-            try:  # tensors that cannot take the values in place (expanded views): judge it apart
-                _load(tensors, original)
-                variants = [original, fresh] + [d for d in inputs.decoys(twin, DECOYS)
-                                                if _fits(tensors, d)]
-            except (RuntimeError, KeyError):
-                variants = None
+        # None: the twin's values cannot be written into this call; it is judged apart
+        variants = value_variants(tensors, original, fresh, lambda: inputs.decoys(twin, DECOYS))
     rng = random.Random(seed)
     order = variant_rounds(rng, len(variants)) if variants else None
     pick = Reservoir(rng)
@@ -725,7 +710,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
     def before_each(i):
         v = next(order)
         schedule.append(v)
-        _load(tensors, variants[v])
+        load_values(tensors, variants[v])
         launches_before[i] = counter.count
 
     def after_each(i, result):
@@ -927,7 +912,7 @@ def _run_cases(request, entry, inputs, counter, device, channel, will_time, slot
         read_s = time.perf_counter() - t_read
         args, kwargs = decode_call(case["call"], tensors)
         try:
-            pristine = _copies(tensors)
+            pristine = copies(tensors)
         except Exception as exc:  # noqa: BLE001 - only an out-of-memory is kept, the rest raised
             # session 34 on the H100: the copies ran out of memory beside the other jobs, and the
             # worker's traceback read as the candidate's crash (Normalization/batch_norm)

@@ -21,8 +21,9 @@ import traceback
 import torch
 
 from .argcodec import encode_call, flatten_result
-from .calls import (DECOYS, build_inputs, decoy_seed, load_values, narrow_shadow, same_bits,
-                    save_result, set_tf32, shadow_minus_ref, sync, upcast, values_fit)
+from .calls import (DECOYS, build_inputs, copies, decoy_seed, load_values, narrow_shadow,
+                    same_bits, save_result, set_tf32, shadow_minus_ref, sync, upcast,
+                    value_variants)
 from .casegen import Ctx, case_seed
 from . import sensitivity, tensorio
 from .taskload import Reference
@@ -215,22 +216,25 @@ def _variant_loads(job, case, ev, twin_ev, args, kwargs, device):
         return None
     _, tensors = encode_call(args, kwargs)
     tf32 = job.get("tf32", False)
-    try:
-        original = {k: t.detach().clone() for k, t in tensors.items()}
+
+    def decoys():
+        out = []
+        for k in range(DECOYS):
+            try:
+                out.append(build_inputs(case.make, decoy_seed(twin_ev["case_seed"], k), device,
+                                        tf32))
+            except Exception:  # noqa: BLE001 - as the candidate's worker: fewer decoys
+                break
+        return out
+
+    try:  # out of memory for the copies: the baseline on the case's own values, as before
+        original = copies(tensors)
         fresh = build_inputs(case.make, twin_ev["case_seed"], device, tf32)
-        if not (values_fit(tensors, original) and values_fit(tensors, fresh)):
-            return None
-        load_values(tensors, original)  # expanded views cannot take values: no variants
     except (RuntimeError, KeyError):
         return None
-    variants = [original, fresh]
-    for k in range(DECOYS):
-        try:
-            decoy = build_inputs(case.make, decoy_seed(twin_ev["case_seed"], k), device, tf32)
-        except Exception:  # noqa: BLE001 - as the candidate's worker: fewer decoys
-            break
-        if values_fit(tensors, decoy):
-            variants.append(decoy)
+    variants = value_variants(tensors, original, fresh, decoys)
+    if variants is None:
+        return None
     order = variant_rounds(random.Random(ev["case_seed"]), len(variants))
     return lambda i: load_values(tensors, variants[next(order)])
 

@@ -113,7 +113,7 @@ def _run_with(tmp_path, monkeypatch, name, exc):
 
 
 def test_out_of_memory_while_copying_a_cases_inputs_is_the_cases_oom(tmp_path, monkeypatch):
-    events = _run_with(tmp_path, monkeypatch, "_copies",
+    events = _run_with(tmp_path, monkeypatch, "copies",
                        torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate"))
     assert [(e["ev"], e["phase"], e["kind"]) for e in events] == [("error", "inputs", "oom")]
     assert events[0]["case"]
@@ -127,4 +127,4 @@ def test_out_of_memory_anywhere_else_in_kbxs_work_is_an_oom_not_a_crash(tmp_path
 
 def test_other_errors_in_kbxs_work_still_end_the_worker(tmp_path, monkeypatch):
     with pytest.raises(ValueError):
-        _run_with(tmp_path, monkeypatch, "_copies", ValueError("not memory"))
+        _run_with(tmp_path, monkeypatch, "copies", ValueError("not memory"))
