@@ -47,6 +47,12 @@ def waiting_tasks(path):
     return {t for (t,) in db.execute(sql, (run,))}
 
 
+def _case_devs(a, b):
+    """[(task:case, |log(b/a)| in %)] over the cases both medians have."""
+    return [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
+            for k in a if k in b and a[k] > 0 and b[k] > 0]
+
+
 def _summary(label, devs):
     if not devs:
         print(f"{label}: nothing to compare")
@@ -70,9 +76,7 @@ def main():
     if args.probe_overhead:
         devs = []
         for pa, pb in pairs:
-            a, b = case_medians(pa, "cand_ms"), case_medians(pb, "cand_event_ms")
-            devs += [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
-                     for k in a if k in b and a[k] > 0 and b[k] > 0]
+            devs += _case_devs(case_medians(pa, "cand_ms"), case_medians(pb, "cand_event_ms"))
         _summary("probe overhead on event-timed kernel medians", devs)
         return
     devs, cdevs, waiting = [], [], set()
@@ -83,9 +87,7 @@ def main():
             print(f"{t}: {sa[t]:.3f}x vs {sb[t]:.3f}x ({d:.2f}%)")
         devs += pair_devs
         waiting |= waiting_tasks(pa) | waiting_tasks(pb)
-        a, b = case_medians(pa, args.field), case_medians(pb, args.field)
-        cdevs += [(f"{k[0]}:{k[1]}", 100 * abs(math.log(b[k] / a[k])))
-                  for k in a if k in b and a[k] > 0 and b[k] > 0]
+        cdevs += _case_devs(case_medians(pa, args.field), case_medians(pb, args.field))
     _summary("speedup |log ratio|", devs)
     _summary("  tasks with a timed case that waits on the host",
              [d for d in devs if d[0] in waiting])

@@ -160,24 +160,19 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
   }
   if (env.device != "cpu" && !env.gpu.empty()) overrides["CUDA_VISIBLE_DEVICES"] = env.gpu;
   if (env.quiet && env.quiet_all) overrides["KBX_QUIET_TIMING"] = "all";
-  // The candidates' timer's settle before timed batches (python/kbx_worker/timer.py; on by
-  // default since session 31: a contended case's job runs again alone); KBX_TIMER_SETTLE=0 turns
-  // it off
-  if (const char* settle = std::getenv("KBX_TIMER_SETTLE"); settle && std::string(settle) == "0") {
-    overrides["KBX_TIMER_SETTLE"] = "0";
-  }
-  // A candidate's quiet host kept from one timed case to the next, one settle a job (since
-  // session 35); KBX_KEEP_QUIET=0 ends it after each case, as before (an A/B: the hush then
-  // also spans the warm-ups between cases, when the other jobs stay frozen)
-  if (const char* keep = std::getenv("KBX_KEEP_QUIET"); keep && std::string(keep) == "0") {
-    overrides["KBX_KEEP_QUIET"] = "0";
-  }
-  // The reference worker's settle before its baselines (on by default since session 30: a
-  // neighbour's queued GPU work doubled 3 ms calls on the H200); KBX_BASELINE_SETTLE=0 turns it
-  // off, should its check misjudge a GPU
-  if (const char* settle = std::getenv("KBX_BASELINE_SETTLE");
-      settle && std::string(settle) == "0") {
-    overrides["KBX_BASELINE_SETTLE"] = "0";
+  // Switches that turn off, in the workers, what is on by default; only "0" is passed on:
+  // - KBX_TIMER_SETTLE: the candidates' timer's settle before timed batches
+  //   (python/kbx_worker/timer.py; on since session 31: a contended case's job runs again alone);
+  // - KBX_BASELINE_SETTLE: the reference worker's settle before its baselines (on since session
+  //   30: a neighbour's queued GPU work doubled 3 ms calls on the H200), should its check
+  //   misjudge a GPU;
+  // - KBX_KEEP_QUIET: a candidate's quiet host kept from one timed case to the next, one settle a
+  //   job (since session 35); off, it ends after each case, as before (an A/B: the kept hush
+  //   also spans the warm-ups between cases, when the other jobs stay frozen).
+  for (const char* name : {"KBX_TIMER_SETTLE", "KBX_BASELINE_SETTLE", "KBX_KEEP_QUIET"}) {
+    if (const char* value = std::getenv(name); value && std::string(value) == "0") {
+      overrides[name] = "0";
+    }
   }
   // Inductor's compile workers per job (torch.compile candidates): by default one per CPU, a
   // pool in each of the lanes' jobs; KBX_INDUCTOR_THREADS=N sets TORCHINDUCTOR_COMPILE_THREADS
