@@ -184,13 +184,9 @@ def _entries(f, path):
         (nbytes,) = struct.unpack("<Q", f.read(8))
         if nbytes > size - f.tell():
             raise ValueError(f"{path}: truncated tensor {name} ({nbytes} bytes declared)")
-        if any(d < 0 for d in shape) or nbytes != math.prod(shape) * _itemsize(dtype):
+        if any(d < 0 for d in shape) or nbytes != math.prod(shape) * dtype.itemsize:
             raise ValueError(f"{path}: tensor {name}: {nbytes} bytes for shape {list(shape)}")
         yield name, dtype, shape, nbytes
-
-
-def _itemsize(dtype):
-    return torch.empty((), dtype=dtype).element_size()
 
 
 def read_kbt_header(path):
