@@ -537,7 +537,10 @@ class CudaTimer:
             torch.cuda.synchronize(self.device)
         return (time.perf_counter() - t0) * 1e3 / calls, host_bound
 
-    def _batch(self, fn, reps, before_each=None, after_each=None):
+    def _batch(self, fn, reps, before_each=None, after_each=None, hold=True):
+        """Times reps calls queued back to back; hold: behind a spin of hold_ms (_hold). A call
+        that waits on the host inside cannot be queued ahead: its first call would only wait for
+        the spin to end (up to MAX_HOLD_MS per batch, in the GPU's timing slot)."""
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
         ids = []
@@ -554,7 +557,7 @@ class CudaTimer:
             if i > 0 and after_each is not None:
                 after_each(first + i - 1, result)  # before the next values overwrite its inputs
             result = None
-            if i == 0:
+            if i == 0 and hold:
                 self._hold()
             self.l2.check()
             if before_each is not None:
@@ -578,8 +581,8 @@ class CudaTimer:
         self.marker.zero_()
         self.probe.pop()
         enqueue_ms = (clock() - t_enqueue) * 1e3
-        # Next batch: hold long enough to queue it all, with a margin; never very long.
-        self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, 2.0 * enqueue_ms))
+        if hold:  # next batch: hold long enough to queue it all, with a margin; never very long
+            self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, 2.0 * enqueue_ms))
         sync_all(self.device)
         t_flush = clock()
         self.probe.flush()
@@ -644,7 +647,7 @@ class CudaTimer:
             t0 = time.perf_counter()  # the case's budget starts after the settle
             while len(samples) < self.max_reps:
                 samples += self._batch(fn, min(batch, self.max_reps - len(samples)), before_each,
-                                       after_each)
+                                       after_each, hold=not host_bound)
                 if len(samples) < min_reps:
                     continue
                 if converged(samples) or not another_batch_fits(

@@ -45,7 +45,7 @@ def _timer(host_bound, quiet, batch=None, call_ms=1.0):
     def estimate(fn):
         return call_ms, host_bound
 
-    def batches(fn, reps, before_each, after_each):
+    def batches(fn, reps, before_each, after_each, hold=True):
         quiet.log.append("batch") if quiet is not None else None
         if batch is not None:
             batch()
@@ -283,7 +283,7 @@ def _unconverging_run(host_bound, clock_step_ms=20.0):
     def clock():
         return now[0] / 1e3
 
-    def batches(fn, reps, before_each, after_each):
+    def batches(fn, reps, before_each, after_each, hold=True):
         now[0] += clock_step_ms * reps
         return [1.0 + (k % 2) for k in range(reps)]
 
@@ -325,3 +325,42 @@ def test_a_kept_hush_ends_before_a_case_timed_without_one():
     assert quiet.log.count("ask") == 1 and quiet.log.count("end") == 1
     assert not t.last_quiet and not t.quiet_held
 
+
+
+class _Stub:
+    """Whatever the timer asks of it (an L2 guard, the scrub buffer, the marker): nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+class _FakeEvent:
+    def __init__(self, enable_timing=False):
+        self.enable_timing = enable_timing
+
+
+def _real_batch_timer(monkeypatch, spins):
+    """A CudaTimer whose _batch is the real one, on fake events and a spin that only counts."""
+    monkeypatch.setattr(timer_module.torch.cuda, "Event", _FakeEvent)
+    monkeypatch.setitem(timer_module._ORIGINALS, "torch.cuda.Event.record", lambda event: None)
+    monkeypatch.setitem(timer_module._ORIGINALS, "torch.cuda.synchronize", lambda device=None: None)
+    monkeypatch.setitem(timer_module._ORIGINALS, "torch.cuda.Event.elapsed_time", lambda a, b: 1.0)
+    t = _timer(True, FakeQuiet())
+    del t._batch  # the instance's fake: back to the class's own
+    t.device, t.probe, t.l2, t.scrub, t.marker = None, timer_module.ProbeMarks(), _Stub(), _Stub(), _Stub()
+    t.hold_ms = timer_module.FIRST_HOLD_MS
+    t._spin = spins.append
+    return t
+
+
+@pytest.mark.parametrize("host_bound", [True, False])
+def test_only_a_call_that_can_be_queued_ahead_is_held_behind_a_spin(monkeypatch, host_bound):
+    """A call that waits on the host inside would only wait for the spin to end, in the timing
+    slot, at every batch (31 ms a batch for masked_select on the H100 of session 36)."""
+    spins = []
+    t = _real_batch_timer(monkeypatch, spins)
+    t._estimate_ms = lambda fn: (1.0, host_bound)
+    samples = t.run(lambda: None)
+    batches = -(-len(samples) // t.batch)
+    assert samples and len(spins) == (0 if host_bound else batches)
+    assert (t.hold_ms == timer_module.FIRST_HOLD_MS) == host_bound
