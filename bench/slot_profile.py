@@ -30,9 +30,10 @@ EAGER_PARTS = ("eager_estimate", "eager_batches", "eager_flush")
 QUIET_WAIT = re.compile(r"quiet_wait_s=([\d.]+)")
 # The parts of a candidate's timing (logs from session 28 on): the variants' setup, the timer's
 # warm-up estimate, the wait for a quiet host, its batches (of which the timed calls' own time,
-# timed_s) and its probe flushes
+# timed_s, and the GPU holds at the batches' heads, holds_s: logs from session 36 on) and its
+# probe flushes
 TIMING_PARTS = ("seconds", "setup_s", "estimate_s", "quiet_wait_s", "batches_s", "timed_s",
-                "flush_s", "samples")
+                "holds_s", "flush_s", "samples")
 
 
 def timing_parts(text):
@@ -54,10 +55,11 @@ def print_timing_parts(parts, n):
         return
     named = sum(parts[k] for k in ("setup_s", "estimate_s", "quiet_wait_s", "batches_s",
                                    "flush_s"))
+    holds = f", the holds {parts['holds_s']:.1f} s" if "holds_s" in parts else ""
     print(f"  of {n} timings ({parts['seconds']:.1f} s, {parts['samples']:.0f} timed calls): "
           f"setup {parts['setup_s']:.1f} s, estimate {parts['estimate_s']:.1f} s, quiet wait "
           f"{parts['quiet_wait_s']:.1f} s, batches {parts['batches_s']:.1f} s (the calls' own "
-          f"{parts['timed_s']:.1f} s), flush {parts['flush_s']:.1f} s, the rest "
+          f"{parts['timed_s']:.1f} s{holds}), flush {parts['flush_s']:.1f} s, the rest "
           f"{parts['seconds'] - named:.1f} s")
 
 

@@ -754,10 +754,11 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
 def _timing_phases(timer, setup_s):
     """Where a case's timing went, for KBX_DEBUG_TIMING's timelines (bench/slot_profile.py): the
     variants' setup, the timer's warm-up estimate, its batches (the timed calls, their scrubs,
-    value loads and holds) and its probe flushes, in seconds. Not read by the verdict."""
+    value loads and holds), of those the GPU holds at the batches' heads (their spins' length)
+    and its probe flushes, in seconds. Not read by the verdict."""
     phases = getattr(timer, "last_phases", None) or {}
     out = {"setup_s": setup_s}
-    for name in ("estimate", "batches", "flush"):
+    for name in ("estimate", "batches", "holds", "flush"):
         if isinstance(phases.get(name), float):
             out[name + "_s"] = phases[name]
     return out

@@ -559,6 +559,8 @@ class CudaTimer:
             result = None
             if i == 0 and hold:
                 self._hold()
+                held_s = self.last_phases.get("holds", 0.0) + self.hold_ms / 1e3
+                self.last_phases["holds"] = held_s
             self.l2.check()
             if before_each is not None:
                 before_each(first + i)

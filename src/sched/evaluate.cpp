@@ -460,7 +460,7 @@ void print_event_timeline(const std::string& task_id, const sandbox::Outcome& o,
     line += fmt::format(" | {:.2f} {}", o.event_seconds[i], ev.value("ev", std::string("?")));
     if (ev.contains("case") && ev["case"].is_string()) line += " " + ev["case"].get<std::string>();
     for (const char* key : {"seconds", "call_s", "read_s", "save_s", "settle_s", "quiet_wait_s",
-                            "setup_s", "estimate_s", "batches_s", "flush_s"}) {
+                            "setup_s", "estimate_s", "batches_s", "holds_s", "flush_s"}) {
       if (ev.contains(key) && ev[key].is_number()) {
         line += fmt::format(" {}={:.2f}", key, ev[key].get<double>());
       }

@@ -50,7 +50,7 @@ class StandInTimer:
         self.last_ids = [0] * self.reps
         self.last_host_ms = [self.ms / 10] * self.reps
         # what CudaTimer says of its steps, in seconds (samples: a count)
-        self.last_phases = {"estimate": 0.25, "batches": 0.5, "flush": 0.125,
+        self.last_phases = {"estimate": 0.25, "batches": 0.5, "holds": 0.0625, "flush": 0.125,
                             "samples": self.reps}
         return [self.ms] * self.reps
 

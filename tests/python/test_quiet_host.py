@@ -364,3 +364,4 @@ def test_only_a_call_that_can_be_queued_ahead_is_held_behind_a_spin(monkeypatch,
     batches = -(-len(samples) // t.batch)
     assert samples and len(spins) == (0 if host_bound else batches)
     assert (t.hold_ms == timer_module.FIRST_HOLD_MS) == host_bound
+    assert t.last_phases.get("holds", 0.0) == pytest.approx(sum(spins) / 1e3)

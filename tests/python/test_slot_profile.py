@@ -28,3 +28,14 @@ def test_every_hold_of_a_candidate_is_counted(tmp_path):
     assert abs(before - 2.0) < 1e-9  # 105-106 and 108-109
     assert abs(loops - 2.5) < 1e-9   # 109-111.5
     assert abs(after - 0.5) < 1e-9   # 111.5-112
+
+
+def test_the_holds_at_the_batches_heads_are_summed_and_shown(capsys):
+    timeline = ("kbx: T/x: timeline: before spawn 0.00 s | 10.00 timing perf_a seconds=1.00 "
+                "setup_s=0.10 estimate_s=0.20 batches_s=0.60 holds_s=0.15 flush_s=0.05 "
+                "timed_s=0.300 samples=20 | 11.50 timing perf_b seconds=0.50 setup_s=0.00 "
+                "estimate_s=0.10 batches_s=0.30 holds_s=0.05 flush_s=0.05 timed_s=0.200 samples=10")
+    parts, n = slot_profile.timing_parts(timeline)
+    assert n == 2 and abs(parts["holds_s"] - 0.2) < 1e-9 and parts["samples"] == 30
+    slot_profile.print_timing_parts(parts, n)
+    assert "(the calls' own 0.5 s, the holds 0.2 s)" in capsys.readouterr().out

@@ -131,6 +131,7 @@ def test_a_timing_says_where_its_time_went(tmp_path):
     timer, and the timer's own steps as it reports them; its sample count is not repeated."""
     timing, *_ = _time(tmp_path, lambda x, factor: x * factor)
     assert (timing["estimate_s"], timing["batches_s"], timing["flush_s"]) == (0.25, 0.5, 0.125)
+    assert timing["holds_s"] == 0.0625  # of the batches, the GPU holds at their heads
     assert 0 <= timing["setup_s"] <= timing["seconds"]
     assert "samples" not in timing and "samples_s" not in timing
 
