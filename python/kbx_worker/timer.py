@@ -19,6 +19,9 @@ import torch
 L2_SCRUB_BYTES = 256 * 1024 * 1024
 # How long the GPU is held at the start of each batch of timed calls while the host queues them.
 FIRST_HOLD_MS, MIN_HOLD_MS, MAX_HOLD_MS = 5.0, 0.5, 50.0
+# The next batch's hold, in times the last batch's enqueue: a margin for a host slower at the next
+# batch (KBX_TIMER_HOLD_FACTOR sets a candidate's: an experiment, bench/timer_overhead.py)
+HOLD_FACTOR = 2.0
 # The fewest timed calls of a call so slow that min_reps of them would overrun the case's budget:
 # enough for the median's interval (6 samples) and for every value variant of a candidate's case
 # (four) to come up. A 300 ms eigendecomposition took 10 calls plus 3 of warm-up per case, most
@@ -424,9 +427,10 @@ class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
     def __init__(self, device, warmup_ms=WARMUP_MS, budget_ms=500.0, min_reps=10, max_reps=2000,
-                 batch=10, host_bound_budget_ms=HOST_BOUND_BUDGET_MS):
+                 batch=10, host_bound_budget_ms=HOST_BOUND_BUDGET_MS, hold_factor=HOLD_FACTOR):
         self.device = device
         self.warmup_ms = warmup_ms
+        self.hold_factor = hold_factor
         self.budget_ms = budget_ms
         self.host_bound_budget_ms = host_bound_budget_ms
         self.min_reps = min_reps
@@ -584,7 +588,7 @@ class CudaTimer:
         self.probe.pop()
         enqueue_ms = (clock() - t_enqueue) * 1e3
         if hold:  # next batch: hold long enough to queue it all, with a margin; never very long
-            self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, 2.0 * enqueue_ms))
+            self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, self.hold_factor * enqueue_ms))
         sync_all(self.device)
         t_flush = clock()
         self.probe.flush()

@@ -257,16 +257,34 @@ bool preload_compiler() {
               "default)");
 }
 
-double timer_warmup_ms_from_environment() {
-  const char* from_env = std::getenv("KBX_TIMER_WARMUP_MS");
+namespace {
+
+/// A number from the environment variable `name` within (above, at_most]; 0 when unset. Throws
+/// naming the variable and what it takes (`what`) otherwise.
+double timer_setting_from_environment(const char* name, double above, double at_most,
+                                      const std::string& what) {
+  const char* from_env = std::getenv(name);
   if (from_env == nullptr || *from_env == '\0') return 0;
   char* end = nullptr;
-  const double ms = std::strtod(from_env, &end);
-  if (end == from_env || *end != '\0' || !(ms > 0 && ms <= 100)) {
-    throw Error(std::string("KBX_TIMER_WARMUP_MS=") + from_env +
-                ": a number of milliseconds above 0 and at most 100 (unset: the timer's 10)");
+  const double value = std::strtod(from_env, &end);
+  if (end == from_env || *end != '\0' || !(value > above && value <= at_most)) {
+    throw Error(std::string(name) + "=" + from_env + ": " + what);
   }
-  return ms;
+  return value;
+}
+
+}  // namespace
+
+double timer_warmup_ms_from_environment() {
+  return timer_setting_from_environment(
+      "KBX_TIMER_WARMUP_MS", 0, 100,
+      "a number of milliseconds above 0 and at most 100 (unset: the timer's 10)");
+}
+
+double timer_hold_factor_from_environment() {
+  return timer_setting_from_environment(
+      "KBX_TIMER_HOLD_FACTOR", 1, 4,
+      "a factor above 1 and at most 4 of the last batch's enqueue time (unset: the timer's 2)");
 }
 
 int reference_workers(const std::string& device, int lanes) {
@@ -352,6 +370,13 @@ int run_eval(const EvalOptions& options) {
                       "references' eager timing keeps the timer's own)",
                       env.timer_warmup_ms));
     }
+    env.timer_hold_factor = timer_hold_factor_from_environment();
+    if (env.timer_hold_factor > 0) {
+      say(
+          fmt::format("timing: candidates' batches held {}x their enqueue time "
+                      "($KBX_TIMER_HOLD_FACTOR; the references' eager timing keeps the timer's 2x)",
+                      env.timer_hold_factor));
+    }
     if (env.quiet_cpu_first == "context") {
       say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
           "context is made ($KBX_QUIET_CPU_FIRST=context)");
@@ -421,6 +446,7 @@ int run_eval(const EvalOptions& options) {
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;
     if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
+    if (env.timer_hold_factor > 0) settings["timer_hold_factor"] = env.timer_hold_factor;
     r.settings_json = settings.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);

@@ -117,6 +117,12 @@ bool preload_compiler();
 /// of milliseconds above 0 and at most 100.
 double timer_warmup_ms_from_environment();
 
+/// The candidates' timer hold factor from $KBX_TIMER_HOLD_FACTOR (an experiment: a batch's GPU
+/// hold is this many times the last batch's enqueue time; session 29's bench/timer_overhead.py
+/// tried 1.25 against the timer's 2); 0 when unset (the timer's own). Throws naming the variable
+/// unless it is a number above 1 and at most 4.
+double timer_hold_factor_from_environment();
+
 /// From when a finishing job frees its lane: the flag's value, else $KBX_FINISHING_FROM, else
 /// "exit"; throws naming the variable and the modes when it is neither exit nor handback.
 std::string finishing_from_mode(const std::string& flag);

@@ -555,7 +555,8 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     if (env.quiet != nullptr && !env.quiet_cpu_first.empty()) {
       request["quiet_join"] = env.quiet_cpu_first;
     }
-    if (env.timer_warmup_ms > 0) request["timer"] = {{"warmup_ms", env.timer_warmup_ms}};
+    if (env.timer_warmup_ms > 0) request["timer"]["warmup_ms"] = env.timer_warmup_ms;
+    if (env.timer_hold_factor > 0) request["timer"]["hold_factor"] = env.timer_hold_factor;
   }
   const double t_spawn = monotonic_seconds();
   EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));

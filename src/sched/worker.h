@@ -71,6 +71,9 @@ struct WorkerEnv {
   /// The candidates' timer warm-up in ms (the request's "timer"); 0: the timer's own
   /// (sched::timer_warmup_ms_from_environment).
   double timer_warmup_ms = 0;
+  /// The candidates' timer hold factor; 0: the timer's own
+  /// (sched::timer_hold_factor_from_environment).
+  double timer_hold_factor = 0;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

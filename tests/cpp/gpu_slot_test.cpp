@@ -568,6 +568,24 @@ TEST_F(GpuSlotTest, TimerWarmUpComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_TIMER_WARMUP_MS");
 }
 
+TEST_F(GpuSlotTest, TimerHoldFactorComesFromTheEnvironmentOrIsRefused) {
+  ::unsetenv("KBX_TIMER_HOLD_FACTOR");
+  EXPECT_EQ(sched::timer_hold_factor_from_environment(), 0.0) << "unset: the timer's own";
+  ::setenv("KBX_TIMER_HOLD_FACTOR", "1.25", 1);
+  EXPECT_EQ(sched::timer_hold_factor_from_environment(), 1.25);
+  for (const char* bad : {"1", "0.5", "4.5", "2x", ""}) {
+    ::setenv("KBX_TIMER_HOLD_FACTOR", bad, 1);
+    try {
+      const double factor = sched::timer_hold_factor_from_environment();
+      if (*bad != '\0') ADD_FAILURE() << bad << " was taken";
+      EXPECT_EQ(factor, 0.0) << "empty: unset";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("KBX_TIMER_HOLD_FACTOR"), std::string::npos);
+    }
+  }
+  ::unsetenv("KBX_TIMER_HOLD_FACTOR");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));

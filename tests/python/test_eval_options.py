@@ -30,7 +30,8 @@ def test_the_pipeline_options_are_in_the_help(kbx):
     # and the variables only the environment sets, each of them read by kbx somewhere
     for variable in ("KBX_QUIET_CPU_FIRST", "KBX_BASELINE_SETTLE", "KBX_TIMER_SETTLE",
                      "KBX_KEEP_QUIET",
-                     "KBX_PRELOAD_COMPILER", "KBX_TIMER_WARMUP_MS", "KBX_DEBUG_TIMING",
+                     "KBX_PRELOAD_COMPILER", "KBX_TIMER_WARMUP_MS", "KBX_TIMER_HOLD_FACTOR",
+                     "KBX_DEBUG_TIMING",
                      "KBX_SLOT_TRACE", "KBX_SLOT_DIR", "KBX_INDUCTOR_THREADS"):
         assert variable in out, variable
 

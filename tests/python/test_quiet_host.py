@@ -348,7 +348,7 @@ def _real_batch_timer(monkeypatch, spins):
     t = _timer(True, FakeQuiet())
     del t._batch  # the instance's fake: back to the class's own
     t.device, t.probe, t.l2, t.scrub, t.marker = None, timer_module.ProbeMarks(), _Stub(), _Stub(), _Stub()
-    t.hold_ms = timer_module.FIRST_HOLD_MS
+    t.hold_ms, t.hold_factor = timer_module.FIRST_HOLD_MS, timer_module.HOLD_FACTOR
     t._spin = spins.append
     return t
 
@@ -365,3 +365,19 @@ def test_only_a_call_that_can_be_queued_ahead_is_held_behind_a_spin(monkeypatch,
     assert samples and len(spins) == (0 if host_bound else batches)
     assert (t.hold_ms == timer_module.FIRST_HOLD_MS) == host_bound
     assert t.last_phases.get("holds", 0.0) == pytest.approx(sum(spins) / 1e3)
+
+
+def test_the_next_batchs_hold_is_the_hold_factor_times_this_ones_enqueue(monkeypatch):
+    """KBX_TIMER_HOLD_FACTOR's experiment (the request's timer.hold_factor): on a clock that
+    ticks 0.1 ms at each reading, the same batch sets the next hold in proportion to the factor."""
+    holds = {}
+    for factor in (2.0, 1.25):
+        ticks = iter(range(10**6))
+        monkeypatch.setitem(timer_module._ORIGINALS, "time.perf_counter",
+                            lambda: next(ticks) * 1e-4)
+        t = _real_batch_timer(monkeypatch, [])
+        t.hold_factor = factor
+        t._batch(lambda: None, 10)
+        holds[factor] = t.hold_ms
+    assert timer_module.MIN_HOLD_MS < holds[1.25] < holds[2.0] < timer_module.MAX_HOLD_MS
+    assert holds[1.25] / holds[2.0] == pytest.approx(1.25 / 2.0)

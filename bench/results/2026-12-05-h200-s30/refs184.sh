@@ -9,6 +9,8 @@
 #   warmup3   KBX_TIMER_WARMUP_MS=3
 #   nokeep    KBX_KEEP_QUIET=0 (session 35: a candidate's hush ends after each timed case, as
 #             before; the kept hush freezes the other jobs through the warm-ups between cases)
+#   hold125   KBX_TIMER_HOLD_FACTOR=1.25 (session 36: a candidate batch's GPU hold 1.25x the last
+#             batch's enqueue time instead of 2x; the timings' holds_s say what the holds cost)
 #   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
 #   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
 #   context   KBX_QUIET_CPU_FIRST=context (session 32: a job joins the quiet host after its CUDA
@@ -39,6 +41,7 @@ for v in ${VARIANTS:-base}; do
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nokeep) (export KBX_KEEP_QUIET=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    hold125) (export KBX_TIMER_HOLD_FACTOR=1.25; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nopreload) (export KBX_PRELOAD_COMPILER=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     preload) (export KBX_PRELOAD_COMPILER=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     context) (sed 's/KBX_QUIET_CPU_FIRST=cuda/KBX_QUIET_CPU_FIRST=context/' /tmp/nc2.sh > /tmp/nc2-ctx.sh; OUT=$ROOT/$v bash /tmp/nc2-ctx.sh) ;;
