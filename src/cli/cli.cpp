@@ -641,10 +641,10 @@ int main(int argc, char** argv) {
       "quiet host after each timed case (it settles before each); KBX_TIMER_WARMUP_MS the "
       "candidates' timer warm-up (10); KBX_TIMER_HOLD_FACTOR their batches' GPU hold in times "
       "the last batch's enqueue (2); KBX_PRELOAD_COMPILER=1|0 imports torch.compile's modules in "
-      "the warm "
-      "parents or not (default: not; an experiment); KBX_INDUCTOR_THREADS Inductor's compile "
-      "workers per job; KBX_DEBUG_TIMING=1 prints each job's timeline; KBX_SLOT_TRACE=FILE records "
-      "every use of the timing slot (bench/slot_profile.py reads both).");
+      "the warm parents or not (default: not; an experiment); KBX_INDUCTOR_THREADS Inductor's "
+      "compile workers per job; KBX_DEBUG_TIMING=1 prints each job's timeline; "
+      "KBX_SLOT_TRACE=FILE records every use of the timing slot (bench/slot_profile.py reads "
+      "both).");
 
   GenerateFlags generate_flags;
   auto* generate = app.add_subcommand(
