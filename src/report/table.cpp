@@ -239,11 +239,42 @@ std::string provenance_line(const std::string& method, const MethodEnvironments&
   return line;
 }
 
+/// The speedup as the tables show it: "~" after one that follows the host (follows_host).
+std::string speedup_text(const store::Result& r) {
+  if (!r.speedup) return "-";
+  return fmt::format("{:.2f}x{}", *r.speedup, follows_host(r) ? "~" : "");
+}
+
+/// The legend of the "~" mark, when some row with a speedup has it; else "".
+std::string follows_host_legend(const std::vector<store::Result>& results) {
+  for (const auto& r : results) {
+    if (r.speedup && follows_host(r)) {
+      return "~ after a speedup: a timed call of the candidate or of its eager baseline waits on "
+             "the host inside (timing flag waits_on_host): that speedup follows the host's speed, "
+             "and two runs may differ by more than the others (23% in session 36's H100 runs)";
+    }
+  }
+  return "";
+}
+
 std::string level_mark(const store::LevelVerdict& l) {
   if (l.status == "passed") return "pass";
   return l.values_ok ? "vals" : "fail";
 }
 }  // namespace
+
+bool follows_host(const store::Result& r) {
+  for (const auto& c : r.cases) {
+    std::size_t begin = 0;
+    while (begin <= c.timing_flags.size()) {
+      const std::size_t end = std::min(c.timing_flags.find(',', begin), c.timing_flags.size());
+      const std::string flag = c.timing_flags.substr(begin, end - begin);
+      if (flag == "waits_on_host" || flag == "eager_waits_on_host") return true;
+      begin = end + 1;
+    }
+  }
+  return false;
+}
 
 std::map<std::string, MethodEnvironments> method_environments(
     const std::vector<store::Result>& results, const RunCalibrations& calibrations) {
@@ -299,7 +330,7 @@ std::string results_table(const std::vector<store::Result>& results,
                     r.method, r.task, run_mark(r, envs, calibrations), r.status,
                     level_mark(r.strict), level_mark(r.core), level_mark(r.kbx),
                     fmt::format("{}/{}", r.cases_passed, r.cases_total), ratio_text(r.error_ratio),
-                    opt(r.speedup, "{:.2f}x"), percent(r.glue_share), opt(best_gbps(r), "{:.0f}"));
+                    speedup_text(r), percent(r.glue_share), opt(best_gbps(r), "{:.0f}"));
     auto& lv = per_level[r.method];
     int i = 0;
     for (const auto* l : {&r.strict, &r.core, &r.kbx}) {
@@ -329,6 +360,7 @@ std::string results_table(const std::vector<store::Result>& results,
     out += provenance_line(method, envs.at(method)) + "\n";
   }
   out += "levels: pass; vals = failed a track rule only (values right); fail\n";
+  if (const auto legend = follows_host_legend(results); !legend.empty()) out += legend + "\n";
   for (const auto& line : calibration_lines(results, calibrations)) out += line + "\n";
   return out;
 }
@@ -425,6 +457,7 @@ std::string results_json(const std::vector<store::Result>& results,
                          {"overhead_s", r.overhead_s},
                          {"cases", cases}};
     if (r.speedup) jr["speedup"] = *r.speedup;
+    jr["follows_host"] = follows_host(r);
     if (auto vs = speedup_vs_compile(r)) jr["speedup_vs_compile"] = *vs;
     if (r.kernel_share) jr["kernel_share"] = *r.kernel_share;
     if (r.glue_share) jr["glue_share"] = *r.glue_share;
@@ -473,7 +506,10 @@ std::string results_markdown(const std::vector<store::Result>& results, const st
         roofline ? percent(best_roofline(r, calibration_of(calibrations, r.run_id))) + " | " : "";
     out += fmt::format("| {} | {} | {} | {}/{} | {} | {} | {}{} |\n", r.task,
                        run_mark(r, envs, calibrations), r.status, r.cases_passed, r.cases_total,
-                       ratio_text(r.error_ratio), opt(r.speedup, "{:.2f}x"), rl, detail);
+                       ratio_text(r.error_ratio), speedup_text(r), rl, detail);
+  }
+  if (const auto legend = follows_host_legend(results); !legend.empty()) {
+    out += "\n" + legend + "\n";
   }
   const auto lines = calibration_lines(results, calibrations);
   if (!lines.empty()) out += "\n";

@@ -42,6 +42,11 @@ bool from_other_environment(const store::Result& r,
                             const std::map<std::string, MethodEnvironments>& envs,
                             const RunCalibrations& calibrations);
 
+/// True when a timed case of the row waits on the host inside, in the candidate's calls or in
+/// its eager baseline's (timing flags waits_on_host, eager_waits_on_host): its speedup follows
+/// the host's speed, which two runs on one machine may not share.
+bool follows_host(const store::Result& r);
+
 /// The calibration peak for a case's compute dtype ("float32" or "torch.float32" -> "fp32",
 /// bfloat16 -> "bf16", float16 -> "fp16", int8 -> "int8"); "" when the dtype has none or is
 /// unknown. float32 maps to fp32 even where the task allows TF32.

@@ -129,5 +129,48 @@ TEST(ResultsView, OneEnvironmentMarksNothing) {
   EXPECT_EQ(report::results_table(rows, cals).find("environments"), std::string::npos);
 }
 
+/// A passed row with one timed case flagged `flags`.
+store::Result timed_row(const std::string& task, const std::string& flags) {
+  store::Result r;
+  r.method = "m";
+  r.task = task;
+  r.category = "Index";
+  r.status = "passed";
+  r.speedup = 1.5;
+  store::CaseResult c;
+  c.name = "perf";
+  c.timing_flags = flags;
+  r.cases.push_back(c);
+  return r;
+}
+
+TEST(ResultsView, SpeedupsThatFollowTheHostAreMarked) {
+  const std::vector<store::Result> rows = {
+      timed_row("Index/masked_select", "contended,waits_on_host,no_floor"),
+      timed_row("Normalization/spectral_norm_eig", "eager_waits_on_host"),
+      timed_row("Activation/gelu", "host_bound,no_floor"),  // launch-bound, queued: not marked
+      timed_row("Math/add", "not_waits_on_host_really")};   // a flag is a whole word
+  EXPECT_TRUE(report::follows_host(rows[0]));
+  EXPECT_TRUE(report::follows_host(rows[1]));
+  EXPECT_FALSE(report::follows_host(rows[2]));
+  EXPECT_FALSE(report::follows_host(rows[3]));
+
+  const std::string table = report::results_table(rows);
+  EXPECT_NE(table.find("1.50x~"), std::string::npos) << table;
+  EXPECT_NE(table.find("~ after a speedup"), std::string::npos) << table;
+  EXPECT_EQ(table.find("1.50x~", table.find("Activation/gelu")), std::string::npos) << table;
+
+  const std::string md = report::results_markdown(rows, "r");
+  EXPECT_NE(md.find("| 1.50x~ |"), std::string::npos) << md;
+  EXPECT_NE(md.find("~ after a speedup"), std::string::npos) << md;
+
+  const json doc = json::parse(report::results_json(rows));
+  EXPECT_EQ(doc["results"][0]["follows_host"], true);
+  EXPECT_EQ(doc["results"][2]["follows_host"], false);
+
+  const std::vector<store::Result> queued = {rows[2], rows[3]};
+  EXPECT_EQ(report::results_table(queued).find("~"), std::string::npos) << "no mark, no legend";
+}
+
 }  // namespace
 }  // namespace kbx
