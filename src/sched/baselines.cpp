@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/util.h"
 #include "sched/progress.h"
@@ -46,11 +47,28 @@ std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::s
           fmt::format("eager_probe/seed={}/worker={}", seed, worker.substr(0, 16))};
 }
 
+namespace {
+/// The baseline kind beside an eager events kind that holds its host-waiting cases.
+std::string host_waits_kind(const std::string& events_kind) {
+  return events_kind + "/host_waits";
+}
+
+/// The host's speed when a reference's eager call of this case waited on the host, if it did.
+std::optional<double> eager_host_loop_ms(const nlohmann::json& ev) {
+  const auto phases = ev.find("phases");
+  if (phases == ev.end() || !phases->is_object()) return std::nullopt;
+  const auto ms = phases->find("eager_host_loop_ms");
+  if (ms == phases->end() || !ms->is_number()) return std::nullopt;
+  return ms->get<double>();
+}
+}  // namespace
+
 EagerSamples cached_eager(store::Store& db, const std::string& fp, const suite::Task& task,
                           std::uint64_t seed, const std::string& worker) {
   const auto [events_kind, probe_kind] = eager_kinds(seed, worker);
   return {store::cached_baseline(db, fp, task.id(), task.hash, events_kind),
-          store::cached_baseline(db, fp, task.id(), task.hash, probe_kind)};
+          store::cached_baseline(db, fp, task.id(), task.hash, probe_kind),
+          store::cached_baseline(db, fp, task.id(), task.hash, host_waits_kind(events_kind))};
 }
 
 void use_eager_baselines(store::Store& db, const std::string& fp, const std::string& worker,
@@ -63,17 +81,20 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
     auto& cases = it->second.cases;
     const auto [events_kind, probe_kind] = eager_kinds(job.seed, worker);
     if (!job.time_eager) {
-      const auto& [events, probe] = cached.at(job.task->id());
+      const auto& [events, probe, host_waits] = cached.at(job.task->id());
       for (auto& ev : cases) {
         if (ev.value("tier", "") != "full") continue;
         const std::string name = ev.value("case", "");
         if (auto e = events.find(name); e != events.end()) ev["eager_ms"] = e->second;
         if (auto p = probe.find(name); p != probe.end()) ev["eager_probe_ms"] = p->second;
+        if (auto w = host_waits.find(name); w != host_waits.end() && !w->second.empty()) {
+          ev["phases"]["eager_host_loop_ms"] = w->second.front();
+        }
         ev["eager_cached"] = true;
       }
       continue;
     }
-    store::CaseSamples events, probe;
+    store::CaseSamples events, probe, host_waits;
     bool all_events = true, all_probe = true;
     for (const auto& ev : cases) {
       if (ev.value("tier", "") != "full") continue;
@@ -84,11 +105,14 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
       all_probe = all_probe && !p.empty();
       if (!e.empty()) events[name] = std::move(e);
       if (!p.empty()) probe[name] = std::move(p);
+      if (const auto host_loop = eager_host_loop_ms(ev)) host_waits[name] = {*host_loop};
     }
     if (!all_events || events.empty()) continue;  // a case failed or was not timed
     store::save_baseline(db, fp, job.task->id(), job.task->hash, events_kind, events);
     store::save_baseline(db, fp, job.task->id(), job.task->hash, probe_kind,
                          all_probe ? probe : store::CaseSamples{});
+    store::save_baseline(db, fp, job.task->id(), job.task->hash, host_waits_kind(events_kind),
+                         host_waits);
   }
 }
 
@@ -114,7 +138,7 @@ void remember_footprint(store::Store& db, const std::string& fp, const suite::Ta
 
 double cached_eager_seconds(const EagerSamples& samples) {
   double ms = 0;
-  for (const auto& [name, values] : samples.first) {
+  for (const auto& [name, values] : samples.events) {
     for (double v : values) ms += v;
   }
   return ms / 1000.0;

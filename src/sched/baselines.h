@@ -11,8 +11,14 @@
 
 namespace kbx::sched {
 
-/// A task's cached eager samples: the CUDA events' and the probe's, per full case.
-using EagerSamples = std::pair<store::CaseSamples, store::CaseSamples>;
+/// A task's cached eager samples per full case: the CUDA events', the probe's, and for a case
+/// whose eager call waited on the host inside, the host's speed then (`host_loop_ms`, one value):
+/// its speedups follow the host (report::follows_host), cached or not.
+struct EagerSamples {
+  store::CaseSamples events;
+  store::CaseSamples probe;
+  store::CaseSamples host_waits;
+};
 
 /// torch.compile baselines: cached samples go into the reference's events, fresh ones into the
 /// cache (per environment fingerprint and task hash).
@@ -26,7 +32,7 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
 /// the probe's.
 std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker);
 
-/// A task's cached eager samples at a seed under the machine's fingerprint fp; the first is
+/// A task's cached eager samples at a seed under the machine's fingerprint fp; `events` is
 /// empty when nothing is cached.
 EagerSamples cached_eager(store::Store& db, const std::string& fp, const suite::Task& task,
                           std::uint64_t seed, const std::string& worker);

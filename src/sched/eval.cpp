@@ -619,7 +619,7 @@ int run_eval(const EvalOptions& options) {
         eager[job.task->id()] = it->second;
       }
       // the compile baseline is timed in the eager pass (the same inputs, under the slot)
-      job.time_eager = eager[job.task->id()].first.empty() || job.compile_baseline;
+      job.time_eager = eager[job.task->id()].events.empty() || job.compile_baseline;
       if (!job.time_eager) {
         say(
             fmt::format("reference {}: eager timings from this machine's cache "

@@ -2,6 +2,7 @@
 
 #include "sched/baselines.h"
 #include "test_util.h"
+#include "timing/case_timing.h"
 
 namespace kbx {
 namespace {
@@ -58,9 +59,9 @@ TEST_F(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
   auto timed = refs_of(true);
   sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
   const auto cached = sched::cached_eager(db_, "fp", task_, 7, "w1");
-  ASSERT_EQ(cached.first.size(), 2u);
-  EXPECT_EQ(cached.first.at("perf_b"), (std::vector<double>{1.0, 2.0, 3.0}));
-  EXPECT_EQ(cached.second.at("perf_a"), (std::vector<double>{0.9, 1.9}));
+  ASSERT_EQ(cached.events.size(), 2u);
+  EXPECT_EQ(cached.events.at("perf_b"), (std::vector<double>{1.0, 2.0, 3.0}));
+  EXPECT_EQ(cached.probe.at("perf_a"), (std::vector<double>{0.9, 1.9}));
 
   job_.time_eager = false;
   auto untimed = refs_of(false);
@@ -74,21 +75,41 @@ TEST_F(EagerBaselines, ATimedReferenceIsCachedAndAnUntimedOneGetsTheSamples) {
   }
 }
 
+// A cached baseline keeps that its call waited on the host: the speedups against it are marked
+// as following the host (report::follows_host) in a warm run as in the cold one.
+TEST_F(EagerBaselines, ACaseWhoseEagerCallWaitedOnTheHostKeepsSoInTheCache) {
+  auto timed = refs_of(true);
+  timed.at("Math/add|ref").cases[1]["phases"] = {{"eager", 0.5}, {"eager_host_loop_ms", 0.41}};
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
+  const auto cached = sched::cached_eager(db_, "fp", task_, 7, "w1");
+  EXPECT_EQ(cached.host_waits, (store::CaseSamples{{"perf_a", {0.41}}}));
+
+  job_.time_eager = false;
+  auto untimed = refs_of(false);
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {{"Math/add", cached}}, untimed);
+  const auto& cases = untimed.at("Math/add|ref").cases;
+  EXPECT_EQ(cases[1]["phases"]["eager_host_loop_ms"], 0.41);
+  EXPECT_FALSE(cases[2].contains("phases"));  // perf_b's eager call only queued GPU work
+  store::CaseResult cr;
+  timing::fill_timing(cr, cases[1], nullptr);
+  EXPECT_EQ(cr.timing_flags, "eager_waits_on_host");
+}
+
 TEST_F(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
   auto timed = refs_of(true);
   sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
-  EXPECT_FALSE(sched::cached_eager(db_, "fp", task_, 7, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 8, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w2").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db_, "fp2", task_, 7, "w1").first.empty());
-  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_named("h2"), 7, "w1").first.empty());
+  EXPECT_FALSE(sched::cached_eager(db_, "fp", task_, 7, "w1").events.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 8, "w1").events.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w2").events.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp2", task_, 7, "w1").events.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_named("h2"), 7, "w1").events.empty());
 }
 
 TEST_F(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
   auto refs = refs_of(true);
   refs.at("Math/add|ref").cases[2].erase("eager_ms");  // its timing failed
   sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, refs);
-  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w1").first.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, "w1").events.empty());
 }
 
 TEST_F(EagerBaselines, CachedSecondsAreTheSumOfTheFullCasesSamples) {
