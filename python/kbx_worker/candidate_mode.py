@@ -739,6 +739,8 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
                  host_loop_ms=getattr(timer, "last_host_loop_ms", None),
                  contended=bool(getattr(timer, "last_contended", False)),
+                 batches=int(getattr(timer, "last_batches", 0)),
+                 short_holds=int(getattr(timer, "last_short_holds", 0)),
                  **_timing_phases(timer, setup_s))
     if twin is None:
         return True

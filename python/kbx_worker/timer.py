@@ -444,6 +444,11 @@ class CudaTimer:
         self.last_host_ms = []  # host time of each of the last run()'s calls (launch cost)
         self.cycles_per_ms = None  # of the GPU's clock, measured on first use
         self.hold_ms = FIRST_HOLD_MS
+        # Of the last run()'s batches: how many, and how many took longer to queue than their
+        # hold lasted (the GPU may then have caught up with the host: a call that launches slower
+        # than it runs got launch gaps inside it, which follow the host's speed)
+        self.last_batches = 0
+        self.last_short_holds = 0
         self.last_phases = {}  # seconds of the last run() per step: estimate, batches, flush
         self.last_budget_ms = budget_ms  # the last run()'s budget (less for a host-bound call)
         # The supervisor's quiet host (proto.Channel: ask_quiet, end_quiet) for a call that waits
@@ -553,6 +558,7 @@ class CudaTimer:
         clock = _ORIGINALS["time.perf_counter"]
         host_ms = []
         first = len(self.last_ids)
+        hold_at_head_ms = self.hold_ms if hold else 0.0
         self.l2.reset()  # the GPU is idle here: persisting lines and carve-out back to none
         t_enqueue = clock()
         result = None
@@ -587,6 +593,8 @@ class CudaTimer:
         self.marker.zero_()
         self.probe.pop()
         enqueue_ms = (clock() - t_enqueue) * 1e3
+        self.last_batches += 1
+        self.last_short_holds += enqueue_ms > hold_at_head_ms
         if hold:  # next batch: hold long enough to queue it all, with a margin; never very long
             self.hold_ms = min(MAX_HOLD_MS, max(MIN_HOLD_MS, self.hold_factor * enqueue_ms))
         sync_all(self.device)
@@ -620,6 +628,7 @@ class CudaTimer:
         self.last_phases["estimate"] = t0 - t_estimate
         self.last_ids = []
         self.last_host_ms = []
+        self.last_batches = self.last_short_holds = 0
         samples = []
         # A call that waits on the host is timed from its first kernel to its last, host gaps
         # included: other jobs' CPU work would stretch them (up to 8x on the H200).

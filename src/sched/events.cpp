@@ -134,6 +134,8 @@ TimingEvent parse_timing(const json& e) {
   t.varied = !e.value("variants", json::array()).empty();
   if (e.contains("contended")) t.contended = boolean(e, "contended");
   t.waits_on_host = e.contains("host_loop_ms") && e["host_loop_ms"].is_number();
+  if (e.contains("batches")) t.batches = count(e, "batches");
+  if (e.contains("short_holds")) t.short_holds = count(e, "short_holds");
   return t;
 }
 

@@ -49,6 +49,10 @@ struct TimingEvent {
   /// The worker timed the call as one that waits on the host inside (it measured the host's
   /// speed, `host_loop_ms`, before the batches): a diagnostic, the worker's own word.
   bool waits_on_host = false;
+  /// Of the timer's batches (optional in the event; 0 when absent): how many, and how many took
+  /// longer to queue than their GPU hold lasted (the worker's word; a diagnostic).
+  std::int64_t batches = 0;
+  std::int64_t short_holds = 0;
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

@@ -131,6 +131,32 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   if (timed->waits_on_host) add_flag(cr.timing_flags, "waits_on_host");
 }
 
+namespace {
+
+/// The share of a call's device span in which none of its GPU work ran, the median over calls.
+std::optional<double> idle_share(const ProbeTimes& t) {
+  std::vector<double> shares;
+  for (std::size_t k = 0; k < t.span_ms.size() && k < t.busy_ms.size(); ++k) {
+    if (t.span_ms[k] > 0) shares.push_back(std::max(0.0, 1.0 - t.busy_ms[k] / t.span_ms[k]));
+  }
+  return median(shares);
+}
+
+/// A call that launches slower than it runs, in batches that took longer to queue than their
+/// hold lasted, and whose GPU sat idle inside it: it waited for its own launches, and its time
+/// follows the host's speed (a mark for the results, report::follows_host; never a fault).
+void flag_launch_gaps(store::CaseResult& cr, const ProbeTimes& t, const TimedCalls& timed) {
+  const auto host_median = median(timed.host_ms);
+  const auto span_median = median(t.span_ms);
+  const auto idle = idle_share(t);
+  if (timed.short_hold && !timed.waits_on_host && host_median && span_median &&
+      *host_median > *span_median && idle && *idle > kLaunchGapIdleShare) {
+    add_flag(cr.timing_flags, "launch_gaps");
+  }
+}
+
+}  // namespace
+
 std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeData& p,
                                            const TimedCalls& timed, const std::string& track) {
   if (!p.ok || timed.probe_ids.empty()) return unusable_probe(cr, p, timed);
@@ -152,6 +178,7 @@ std::optional<Violation> fill_probe_timing(store::CaseResult& cr, const ProbeDat
   cr.kernel_share = t.kernel_share;
   cr.glue_share = t.glue_share;
   if (t.calls_without_work) add_flag(cr.timing_flags, "calls_without_gpu_work");
+  flag_launch_gaps(cr, t, timed);
   return probe_fault(cr, t, timed.probe_ids.size(), p, track);
 }
 

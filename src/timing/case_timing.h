@@ -40,7 +40,14 @@ struct TimedCalls {
   /// the worker timed it as a call that waits on the host inside (a sync): its time follows the
   /// host's speed (the worker's word; a diagnostic for the analysis, never a verdict)
   bool waits_on_host = false;
+  /// some batch took longer to queue than its GPU hold lasted (the worker's word): a call that
+  /// launches slower than it runs may then have waited for its own launches on the GPU
+  bool short_hold = false;
 };
+
+/// Above this share of a call's device span with none of its GPU work running (the median over
+/// the calls), a launch-bound call whose batches outran their hold is flagged `launch_gaps`.
+inline constexpr double kLaunchGapIdleShare = 0.10;
 
 /// A timing fault that fails a case that was right.
 enum class Fault {

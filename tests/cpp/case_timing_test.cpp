@@ -205,6 +205,49 @@ TEST(CaseTiming, HostBoundIsAFlagNotAFault) {
   EXPECT_EQ(cr.timing_flags, "host_bound");
 }
 
+/// Two calls of two kernels each, 2 µs of work in a 10 µs span: the GPU waited for the second
+/// launch inside each call.
+timing::ProbeData gapped_probe() {
+  timing::ProbeData p;
+  p.expected = p.ok = true;
+  p.triton_functions = {"add_kernel"};
+  p.index.emplace(
+      std::vector<Record>{marker(Kind::Push, 1, 1000), kernel("add_kernel", 1, 2000, 3000),
+                          kernel("add_kernel", 1, 11000, 12000), marker(Kind::Pop, 1, 3000),
+                          marker(Kind::Push, 2, 20000), kernel("add_kernel", 2, 21000, 22000),
+                          kernel("add_kernel", 2, 30000, 31000), marker(Kind::Pop, 2, 22000)});
+  return p;
+}
+
+TEST(CaseTiming, ALaunchBoundCallWhoseHoldRanOutIsMarkedForItsLaunchGaps) {
+  timing::TimedCalls calls{{0.011, 0.011}, {0.5, 0.5}, {1, 2}};
+  calls.short_hold = true;
+  auto cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));  // not a fault
+  EXPECT_EQ(cr.timing_flags, "launch_gaps,host_bound");
+
+  calls.short_hold = false;  // every batch queued before its hold ended: the gaps are the GPU's
+  cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));
+  EXPECT_EQ(cr.timing_flags, "host_bound");
+
+  calls.short_hold = true;  // the same calls, but the GPU never idled inside them
+  cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, own_kernel_probe(), calls, "triton"));
+  EXPECT_EQ(cr.timing_flags, "host_bound");
+
+  calls.host_ms = {0.001, 0.001};  // launched faster than they run: the GPU never waited
+  cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));
+  EXPECT_EQ(cr.timing_flags, "");
+
+  calls.host_ms = {0.5, 0.5};
+  calls.waits_on_host = true;  // already marked as waiting on the host
+  cr = timed_case(calls);
+  EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));
+  EXPECT_EQ(cr.timing_flags, "waits_on_host,host_bound");
+}
+
 TEST(CaseTiming, TheFloorNeedsACalibration) {
   store::CaseResult cr;
   cr.cand_ms = 0.001;

@@ -188,6 +188,13 @@ TEST(Events, ValidStreamParses) {
   EXPECT_FALSE(sched::parse_candidate_events(evs).timings.at(0).waits_on_host);
   evs[4]["host_loop_ms"] = 0.25;
   EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).waits_on_host);
+  EXPECT_EQ(p.timings[0].short_holds, 0);  // absent: none
+  evs[4]["batches"] = 5, evs[4]["short_holds"] = 2;
+  EXPECT_EQ(sched::parse_candidate_events(evs).timings.at(0).batches, 5);
+  EXPECT_EQ(sched::parse_candidate_events(evs).timings.at(0).short_holds, 2);
+  evs[4]["short_holds"] = -1;  // present, a count
+  EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'short_holds'"), std::string::npos);
+  evs[4]["short_holds"] = 2;
   evs[4]["contended"] = "yes";  // present, it must be true or false
   EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'contended'"), std::string::npos);
   ASSERT_TRUE(p.error);

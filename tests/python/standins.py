@@ -50,6 +50,7 @@ class StandInTimer:
         self.last_ids = [0] * self.reps
         self.last_host_ms = [self.ms / 10] * self.reps
         # what CudaTimer says of its steps, in seconds (samples: a count)
+        self.last_batches, self.last_short_holds = 3, 1  # batches, and those that outran the hold
         self.last_phases = {"estimate": 0.25, "batches": 0.5, "holds": 0.0625, "flush": 0.125,
                             "samples": self.reps}
         return [self.ms] * self.reps

@@ -349,6 +349,7 @@ def _real_batch_timer(monkeypatch, spins):
     del t._batch  # the instance's fake: back to the class's own
     t.device, t.probe, t.l2, t.scrub, t.marker = None, timer_module.ProbeMarks(), _Stub(), _Stub(), _Stub()
     t.hold_ms, t.hold_factor = timer_module.FIRST_HOLD_MS, timer_module.HOLD_FACTOR
+    t.last_batches = t.last_short_holds = 0
     t._spin = spins.append
     return t
 
@@ -381,3 +382,18 @@ def test_the_next_batchs_hold_is_the_hold_factor_times_this_ones_enqueue(monkeyp
         holds[factor] = t.hold_ms
     assert timer_module.MIN_HOLD_MS < holds[1.25] < holds[2.0] < timer_module.MAX_HOLD_MS
     assert holds[1.25] / holds[2.0] == pytest.approx(1.25 / 2.0)
+
+
+@pytest.mark.parametrize("hold_ms, short", [(0.5, 1), (50.0, 0)])
+def test_a_batch_that_took_longer_to_queue_than_its_hold_is_counted(monkeypatch, hold_ms, short):
+    """The timing event's short_holds (a launch-bound call may then have waited for its own
+    launches on the GPU: launch_gaps): 10 calls on a clock that ticks 0.1 ms at each reading take
+    a few ms to queue, longer than a 0.5 ms hold and shorter than a 50 ms one."""
+    ticks = iter(range(10**6))
+    monkeypatch.setitem(timer_module._ORIGINALS, "time.perf_counter", lambda: next(ticks) * 1e-4)
+    t = _real_batch_timer(monkeypatch, [])
+    t.hold_ms = hold_ms
+    t._batch(lambda: None, 10)
+    assert (t.last_batches, t.last_short_holds) == (1, short)
+    t._batch(lambda: None, 10, hold=False)  # no hold at all: every batch outlasts it
+    assert (t.last_batches, t.last_short_holds) == (2, short + 1)

@@ -132,6 +132,7 @@ def test_a_timing_says_where_its_time_went(tmp_path):
     timing, *_ = _time(tmp_path, lambda x, factor: x * factor)
     assert (timing["estimate_s"], timing["batches_s"], timing["flush_s"]) == (0.25, 0.5, 0.125)
     assert timing["holds_s"] == 0.0625  # of the batches, the GPU holds at their heads
+    assert (timing["batches"], timing["short_holds"]) == (3, 1)  # read by the launch_gaps flag
     assert 0 <= timing["setup_s"] <= timing["seconds"]
     assert "samples" not in timing and "samples_s" not in timing
 
