@@ -212,7 +212,7 @@ WorkerReport collect(const sandbox::Outcome& o) {
   }
   for (auto& t : ev.timings) {
     w.timed[t.name] = {std::move(t.ms), std::move(t.host_ms), std::move(t.probe_ids), t.varied,
-                       t.contended,     t.waits_on_host,      t.short_holds > 0};
+                       t.contended,     t.waits_on_host,      t.holds_outrun()};
     w.tampered.insert(t.tampered.begin(), t.tampered.end());
     w.own_seconds += t.seconds;
   }

@@ -53,6 +53,9 @@ struct TimingEvent {
   /// longer to queue than their GPU hold lasted (the worker's word; a diagnostic).
   std::int64_t batches = 0;
   std::int64_t short_holds = 0;
+
+  /// Whether most batches took longer to queue than their hold lasted (timing::TimedCalls).
+  bool holds_outrun() const { return 2 * short_holds > batches; }
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

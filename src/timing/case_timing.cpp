@@ -149,7 +149,7 @@ void flag_launch_gaps(store::CaseResult& cr, const ProbeTimes& t, const TimedCal
   const auto host_median = median(timed.host_ms);
   const auto span_median = median(t.span_ms);
   const auto idle = idle_share(t);
-  if (timed.short_hold && !timed.waits_on_host && host_median && span_median &&
+  if (timed.holds_outrun && !timed.waits_on_host && host_median && span_median &&
       *host_median > *span_median && idle && *idle > kLaunchGapIdleShare) {
     add_flag(cr.timing_flags, "launch_gaps");
   }

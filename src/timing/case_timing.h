@@ -40,9 +40,10 @@ struct TimedCalls {
   /// the worker timed it as a call that waits on the host inside (a sync): its time follows the
   /// host's speed (the worker's word; a diagnostic for the analysis, never a verdict)
   bool waits_on_host = false;
-  /// some batch took longer to queue than its GPU hold lasted (the worker's word): a call that
-  /// launches slower than it runs may then have waited for its own launches on the GPU
-  bool short_hold = false;
+  /// most of its batches took longer to queue than their GPU hold lasted (the worker's word): a
+  /// call that launches slower than it runs may then have waited for its own launches on the GPU
+  /// (one batch is not enough: a case's first hold is sized by the case before it)
+  bool holds_outrun = false;
 };
 
 /// Above this share of a call's device span with none of its GPU work running (the median over

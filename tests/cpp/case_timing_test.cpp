@@ -221,17 +221,17 @@ timing::ProbeData gapped_probe() {
 
 TEST(CaseTiming, ALaunchBoundCallWhoseHoldRanOutIsMarkedForItsLaunchGaps) {
   timing::TimedCalls calls{{0.011, 0.011}, {0.5, 0.5}, {1, 2}};
-  calls.short_hold = true;
+  calls.holds_outrun = true;
   auto cr = timed_case(calls);
   EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));  // not a fault
   EXPECT_EQ(cr.timing_flags, "launch_gaps,host_bound");
 
-  calls.short_hold = false;  // every batch queued before its hold ended: the gaps are the GPU's
+  calls.holds_outrun = false;  // every batch queued before its hold ended: the gaps are the GPU's
   cr = timed_case(calls);
   EXPECT_FALSE(timing::fill_probe_timing(cr, gapped_probe(), calls, "triton"));
   EXPECT_EQ(cr.timing_flags, "host_bound");
 
-  calls.short_hold = true;  // the same calls, but the GPU never idled inside them
+  calls.holds_outrun = true;  // the same calls, but the GPU never idled inside them
   cr = timed_case(calls);
   EXPECT_FALSE(timing::fill_probe_timing(cr, own_kernel_probe(), calls, "triton"));
   EXPECT_EQ(cr.timing_flags, "host_bound");

@@ -192,6 +192,9 @@ TEST(Events, ValidStreamParses) {
   evs[4]["batches"] = 5, evs[4]["short_holds"] = 2;
   EXPECT_EQ(sched::parse_candidate_events(evs).timings.at(0).batches, 5);
   EXPECT_EQ(sched::parse_candidate_events(evs).timings.at(0).short_holds, 2);
+  EXPECT_FALSE(sched::parse_candidate_events(evs).timings.at(0).holds_outrun());  // 2 of 5
+  evs[4]["short_holds"] = 3;
+  EXPECT_TRUE(sched::parse_candidate_events(evs).timings.at(0).holds_outrun());
   evs[4]["short_holds"] = -1;  // present, a count
   EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'short_holds'"), std::string::npos);
   evs[4]["short_holds"] = 2;
