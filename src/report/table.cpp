@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "timing/case_timing.h"
 #include "timing/stats.h"
 
 namespace kbx::report {
@@ -266,14 +267,8 @@ std::string level_mark(const store::LevelVerdict& l) {
 
 bool follows_host(const store::Result& r) {
   for (const auto& c : r.cases) {
-    std::size_t begin = 0;
-    while (begin <= c.timing_flags.size()) {
-      const std::size_t end = std::min(c.timing_flags.find(',', begin), c.timing_flags.size());
-      const std::string flag = c.timing_flags.substr(begin, end - begin);
-      if (flag == "waits_on_host" || flag == "eager_waits_on_host" || flag == "launch_gaps") {
-        return true;
-      }
-      begin = end + 1;
+    for (const char* flag : {"waits_on_host", "eager_waits_on_host", "launch_gaps"}) {
+      if (timing::has_flag(c.timing_flags, flag)) return true;
     }
   }
   return false;

@@ -14,6 +14,7 @@
 #include "common/util.h"
 #include "sched/gpu_slot.h"
 #include "sched/reference.h"
+#include "timing/case_timing.h"
 #include "verdict/job_status.h"
 #include "verdict/status.h"
 
@@ -454,7 +455,7 @@ int LaneGate::free_lanes() const {
 
 bool timed_contended(const store::Result& result) {
   for (const auto& c : result.cases) {
-    if (("," + c.timing_flags + ",").find(",contended,") != std::string::npos) return true;
+    if (timing::has_flag(c.timing_flags, "contended")) return true;
   }
   return false;
 }

@@ -78,6 +78,10 @@ std::optional<Violation> probe_fault(store::CaseResult& cr, const ProbeTimes& t,
 
 }  // namespace
 
+bool has_flag(const std::string& flags, const std::string& flag) {
+  return ("," + flags + ",").find("," + flag + ",") != std::string::npos;
+}
+
 void add_flag(std::string& flags, const std::string& flag) {
   flags += (flags.empty() ? "" : ",") + flag;
 }

@@ -67,6 +67,9 @@ struct Violation {
 /// Appends a flag to a comma-separated list of flags.
 void add_flag(std::string& flags, const std::string& flag);
 
+/// Whether a comma-separated list of flags holds `flag` as a whole word.
+bool has_flag(const std::string& flags, const std::string& flag);
+
 /// The torch.compile baseline's samples in a reference case event: the probe's spans when the
 /// probe timed it, else CUDA events (or cached samples); empty when it was not timed.
 std::vector<double> compile_samples(const nlohmann::json& ref_ev);

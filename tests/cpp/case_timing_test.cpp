@@ -248,6 +248,13 @@ TEST(CaseTiming, ALaunchBoundCallWhoseHoldRanOutIsMarkedForItsLaunchGaps) {
   EXPECT_EQ(cr.timing_flags, "waits_on_host,host_bound");
 }
 
+TEST(CaseTiming, AFlagIsFoundAsAWholeWord) {
+  EXPECT_TRUE(timing::has_flag("host_bound,launch_gaps", "launch_gaps"));
+  EXPECT_TRUE(timing::has_flag("contended", "contended"));
+  EXPECT_FALSE(timing::has_flag("eager_waits_on_host", "waits_on_host"));
+  EXPECT_FALSE(timing::has_flag("", "contended"));
+}
+
 TEST(CaseTiming, TheFloorNeedsACalibration) {
   store::CaseResult cr;
   cr.cand_ms = 0.001;
