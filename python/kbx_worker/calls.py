@@ -114,6 +114,18 @@ def decoy_seed(twin_seed, k):
     return (twin_seed * 0x9E3779B1 + k + 1) % (1 << 63)
 
 
+def decoy_values(build, twin_seed, count):
+    """Up to count decoy value sets, build(seed) at each decoy_seed; fewer when the generator
+    fails on one of them."""
+    out = []
+    for k in range(count):
+        try:
+            out.append(build(decoy_seed(twin_seed, k)))
+        except Exception:  # noqa: BLE001 - the generator failed on another seed: fewer decoys
+            break
+    return out
+
+
 def sync(device):
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)

@@ -19,7 +19,7 @@ import torch
 
 from . import tensorio
 from .argcodec import decode_call
-from .calls import (DECOYS, build_inputs, classify_exception, copies, decoy_seed, load_values,
+from .calls import (DECOYS, build_inputs, classify_exception, copies, decoy_values, load_values,
                     same_bits, save_result, set_tf32, sync, value_variants)
 from .static import check_source
 from .taskload import Reference, load_module
@@ -327,13 +327,7 @@ class CaseInputs:
         spec = self.generators.get(twin.get("fresh_of", ""))
         if spec is None or "case_seed" not in twin:
             return []
-        out = []
-        for k in range(count):
-            try:
-                out.append(self._rebuild(spec, decoy_seed(twin["case_seed"], k)))
-            except Exception:  # the generator failed on another seed: fewer decoys
-                break
-        return out
+        return decoy_values(lambda seed: self._rebuild(spec, seed), twin["case_seed"], count)
 
     def _rebuild(self, spec, seed):
         return build_inputs(spec.make, seed, self.device, self.tf32)

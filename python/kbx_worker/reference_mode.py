@@ -21,7 +21,7 @@ import traceback
 import torch
 
 from .argcodec import encode_call, flatten_result
-from .calls import (DECOYS, build_inputs, copies, decoy_seed, load_values, narrow_shadow,
+from .calls import (DECOYS, build_inputs, copies, decoy_values, load_values, narrow_shadow,
                     same_bits, save_result, set_tf32, shadow_minus_ref, sync, upcast,
                     value_variants)
 from .casegen import Ctx, case_seed
@@ -217,22 +217,16 @@ def _variant_loads(job, case, ev, twin_ev, args, kwargs, device):
     _, tensors = encode_call(args, kwargs)
     tf32 = job.get("tf32", False)
 
-    def decoys():
-        out = []
-        for k in range(DECOYS):
-            try:
-                out.append(build_inputs(case.make, decoy_seed(twin_ev["case_seed"], k), device,
-                                        tf32))
-            except Exception:  # noqa: BLE001 - as the candidate's worker: fewer decoys
-                break
-        return out
+    def rebuild(seed):
+        return build_inputs(case.make, seed, device, tf32)
 
     try:  # out of memory for the copies: the baseline on the case's own values, as before
         original = copies(tensors)
-        fresh = build_inputs(case.make, twin_ev["case_seed"], device, tf32)
+        fresh = rebuild(twin_ev["case_seed"])
     except (RuntimeError, KeyError):
         return None
-    variants = value_variants(tensors, original, fresh, decoys)
+    variants = value_variants(tensors, original, fresh,
+                              lambda: decoy_values(rebuild, twin_ev["case_seed"], DECOYS))
     if variants is None:
         return None
     order = variant_rounds(random.Random(ev["case_seed"]), len(variants))
