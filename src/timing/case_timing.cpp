@@ -24,6 +24,12 @@ std::optional<Violation> unusable_probe(store::CaseResult& cr, const ProbeData& 
   return std::nullopt;
 }
 
+/// Whether launching a timed call took the host longer than running it took the GPU (medians).
+bool launches_slower_than_it_runs(const store::CaseResult& cr) {
+  const auto host_median = median(cr.cand_host_samples);
+  return host_median && cr.cand_ms && *host_median > *cr.cand_ms;
+}
+
 /// The fault the analysed records show, if any, in the order they are looked for.
 std::optional<Violation> probe_fault(store::CaseResult& cr, const ProbeTimes& t, std::size_t calls,
                                      const ProbeData& p, const std::string& track) {
@@ -34,10 +40,7 @@ std::optional<Violation> probe_fault(store::CaseResult& cr, const ProbeTimes& t,
                                  "(e.g. {})",
                                  t.unattributed_records, t.unattributed_example)};
   }
-  const auto host_median = median(cr.cand_host_samples);
-  if (host_median && cr.cand_ms && *host_median > *cr.cand_ms) {
-    add_flag(cr.timing_flags, "host_bound");  // launching a call takes longer than running it
-  }
+  if (launches_slower_than_it_runs(cr)) add_flag(cr.timing_flags, "host_bound");
   if (mostly_uploads(t, calls)) {
     add_flag(cr.timing_flags, "host_work");
     return Violation{Fault::UnattributedWork,
@@ -150,11 +153,9 @@ std::optional<double> idle_share(const ProbeTimes& t) {
 /// hold lasted, and whose GPU sat idle inside it: it waited for its own launches, and its time
 /// follows the host's speed (a mark for the results, report::follows_host; never a fault).
 void flag_launch_gaps(store::CaseResult& cr, const ProbeTimes& t, const TimedCalls& timed) {
-  const auto host_median = median(timed.host_ms);
-  const auto span_median = median(t.span_ms);
   const auto idle = idle_share(t);
-  if (timed.holds_outrun && !timed.waits_on_host && host_median && span_median &&
-      *host_median > *span_median && idle && *idle > kLaunchGapIdleShare) {
+  if (timed.holds_outrun && !timed.waits_on_host && launches_slower_than_it_runs(cr) && idle &&
+      *idle > kLaunchGapIdleShare) {
     add_flag(cr.timing_flags, "launch_gaps");
   }
 }
