@@ -254,6 +254,7 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0, twin_ev=None)
     phases["eager"] = round(time.perf_counter() - t_eager, 4)
     for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
         phases["eager_" + step] = round(value, 4)
+    phases.update(_launch_record(timer))
     if job.get("compile_baseline"):
         t_compiled = time.perf_counter()
         ev.update(_time_compiled(ref, job, args, kwargs, device, timer, before_each))
@@ -261,6 +262,20 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0, twin_ev=None)
             _refuse_contended(timer, case, "torch.compile")
         phases["compiled"] = round(time.perf_counter() - t_compiled, 4)
     ev["seconds"] += time.perf_counter() - t0
+
+
+def _launch_record(timer):
+    """What kbx needs to tell whether the eager calls waited for their own launches (the
+    supervisor's eager_launch_gaps): the median host time of one call's launch (ms), the timed
+    batches, and how many of them took longer to queue than their GPU hold lasted."""
+    host_ms = sorted(getattr(timer, "last_host_ms", []))
+    if not host_ms:
+        return {}
+    mid = len(host_ms) // 2
+    median = host_ms[mid] if len(host_ms) % 2 else (host_ms[mid - 1] + host_ms[mid]) / 2
+    return {"eager_launch_ms": round(median, 5),
+            "eager_batch_count": int(getattr(timer, "last_batches", 0)),
+            "eager_short_holds": int(getattr(timer, "last_short_holds", 0))}
 
 
 class GpuContended(RuntimeError):

@@ -252,7 +252,8 @@ std::string follows_host_legend(const std::vector<store::Result>& results) {
     if (r.speedup && follows_host(r)) {
       return "~ after a speedup: a timed call of the candidate or of its eager baseline waits on "
              "the host inside (timing flag waits_on_host), or the GPU waited for the candidate's "
-             "own launches inside its calls (launch_gaps): that speedup follows the host's speed, "
+             "or the eager baseline's own launches inside their calls (launch_gaps, "
+             "eager_launch_gaps): that speedup follows the host's speed, "
              "and two runs may differ by more than the others (23% in session 36's H100 runs)";
     }
   }
@@ -267,7 +268,8 @@ std::string level_mark(const store::LevelVerdict& l) {
 
 bool follows_host(const store::Result& r) {
   for (const auto& c : r.cases) {
-    for (const char* flag : {"waits_on_host", "eager_waits_on_host", "launch_gaps"}) {
+    for (const char* flag :
+         {"waits_on_host", "eager_waits_on_host", "launch_gaps", "eager_launch_gaps"}) {
       if (timing::has_flag(c.timing_flags, flag)) return true;
     }
   }

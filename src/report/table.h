@@ -43,9 +43,10 @@ bool from_other_environment(const store::Result& r,
                             const RunCalibrations& calibrations);
 
 /// True when a timed case of the row waits on the host inside, in the candidate's calls or in
-/// its eager baseline's (timing flags waits_on_host, eager_waits_on_host), or its calls waited
-/// on the GPU for their own launches (launch_gaps): its speedup follows the host's speed, which
-/// two runs on one machine may not share.
+/// its eager baseline's (timing flags waits_on_host, eager_waits_on_host), or the candidate's or
+/// the baseline's calls waited on the GPU for their own launches (launch_gaps,
+/// eager_launch_gaps): its speedup follows the host's speed, which two runs on one machine may
+/// not share.
 bool follows_host(const store::Result& r);
 
 /// The calibration peak for a case's compute dtype ("float32" or "torch.float32" -> "fp32",

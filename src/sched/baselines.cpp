@@ -53,13 +53,26 @@ std::string host_waits_kind(const std::string& events_kind) {
   return events_kind + "/host_waits";
 }
 
-/// The host's speed when a reference's eager call of this case waited on the host, if it did.
-std::optional<double> eager_host_loop_ms(const nlohmann::json& ev) {
+/// The baseline kind beside an eager events kind that holds its cases with launch gaps.
+std::string launch_gaps_kind(const std::string& events_kind) {
+  return events_kind + "/launch_gaps";
+}
+
+/// A number among a reference case's phases, if it is there.
+std::optional<double> phase_value(const nlohmann::json& ev, const char* name) {
   const auto phases = ev.find("phases");
   if (phases == ev.end() || !phases->is_object()) return std::nullopt;
-  const auto ms = phases->find("eager_host_loop_ms");
-  if (ms == phases->end() || !ms->is_number()) return std::nullopt;
-  return ms->get<double>();
+  const auto value = phases->find(name);
+  if (value == phases->end() || !value->is_number()) return std::nullopt;
+  return value->get<double>();
+}
+
+/// Puts a cached mark of a case (one value) back among its event's phases as `phase`.
+void restore_mark(const store::CaseSamples& marks, const std::string& name, const char* phase,
+                  json& ev) {
+  if (auto m = marks.find(name); m != marks.end() && !m->second.empty()) {
+    ev["phases"][phase] = m->second.front();
+  }
 }
 }  // namespace
 
@@ -68,7 +81,8 @@ EagerSamples cached_eager(store::Store& db, const std::string& fp, const suite::
   const auto [events_kind, probe_kind] = eager_kinds(seed, worker);
   return {store::cached_baseline(db, fp, task.id(), task.hash, events_kind),
           store::cached_baseline(db, fp, task.id(), task.hash, probe_kind),
-          store::cached_baseline(db, fp, task.id(), task.hash, host_waits_kind(events_kind))};
+          store::cached_baseline(db, fp, task.id(), task.hash, host_waits_kind(events_kind)),
+          store::cached_baseline(db, fp, task.id(), task.hash, launch_gaps_kind(events_kind))};
 }
 
 void use_eager_baselines(store::Store& db, const std::string& fp, const std::string& worker,
@@ -81,20 +95,19 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
     auto& cases = it->second.cases;
     const auto [events_kind, probe_kind] = eager_kinds(job.seed, worker);
     if (!job.time_eager) {
-      const auto& [events, probe, host_waits] = cached.at(job.task->id());
+      const auto& [events, probe, host_waits, launch_gaps] = cached.at(job.task->id());
       for (auto& ev : cases) {
         if (ev.value("tier", "") != "full") continue;
         const std::string name = ev.value("case", "");
         if (auto e = events.find(name); e != events.end()) ev["eager_ms"] = e->second;
         if (auto p = probe.find(name); p != probe.end()) ev["eager_probe_ms"] = p->second;
-        if (auto w = host_waits.find(name); w != host_waits.end() && !w->second.empty()) {
-          ev["phases"]["eager_host_loop_ms"] = w->second.front();
-        }
+        restore_mark(host_waits, name, "eager_host_loop_ms", ev);
+        restore_mark(launch_gaps, name, "eager_launch_gaps", ev);
         ev["eager_cached"] = true;
       }
       continue;
     }
-    store::CaseSamples events, probe, host_waits;
+    store::CaseSamples events, probe, host_waits, launch_gaps;
     bool all_events = true, all_probe = true;
     for (const auto& ev : cases) {
       if (ev.value("tier", "") != "full") continue;
@@ -105,7 +118,10 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
       all_probe = all_probe && !p.empty();
       if (!e.empty()) events[name] = std::move(e);
       if (!p.empty()) probe[name] = std::move(p);
-      if (const auto host_loop = eager_host_loop_ms(ev)) host_waits[name] = {*host_loop};
+      if (const auto host_loop = phase_value(ev, "eager_host_loop_ms")) {
+        host_waits[name] = {*host_loop};
+      }
+      if (phase_value(ev, "eager_launch_gaps").value_or(0) > 0) launch_gaps[name] = {1.0};
     }
     if (!all_events || events.empty()) continue;  // a case failed or was not timed
     store::save_baseline(db, fp, job.task->id(), job.task->hash, events_kind, events);
@@ -113,6 +129,8 @@ void use_eager_baselines(store::Store& db, const std::string& fp, const std::str
                          all_probe ? probe : store::CaseSamples{});
     store::save_baseline(db, fp, job.task->id(), job.task->hash, host_waits_kind(events_kind),
                          host_waits);
+    store::save_baseline(db, fp, job.task->id(), job.task->hash, launch_gaps_kind(events_kind),
+                         launch_gaps);
   }
 }
 

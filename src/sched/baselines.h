@@ -11,13 +11,15 @@
 
 namespace kbx::sched {
 
-/// A task's cached eager samples per full case: the CUDA events', the probe's, and for a case
-/// whose eager call waited on the host inside, the host's speed then (`host_loop_ms`, one value):
-/// its speedups follow the host (report::follows_host), cached or not.
+/// A task's cached eager samples per full case: the CUDA events', the probe's, for a case whose
+/// eager call waited on the host inside the host's speed then (`host_loop_ms`, one value), and
+/// the cases whose eager calls waited for their own launches (`eager_launch_gaps`, the value 1):
+/// the speedups of both kinds follow the host (report::follows_host), cached or not.
 struct EagerSamples {
   store::CaseSamples events;
   store::CaseSamples probe;
   store::CaseSamples host_waits;
+  store::CaseSamples launch_gaps;
 };
 
 /// torch.compile baselines: cached samples go into the reference's events, fresh ones into the

@@ -10,6 +10,7 @@
 #include "kbx/probe_records.h"
 #include "sched/gpu_slot.h"
 #include "sched/room.h"
+#include "timing/case_timing.h"
 #include "timing/probe_timing.h"
 
 namespace kbx::sched {
@@ -64,8 +65,8 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                                             std::pair{"compile_probe_ids", "compile_probe_ms"}}) {
         const auto ids = ev.value(ids_key, std::vector<std::uint64_t>{});
         if (ids.empty()) continue;
-        auto spans = timing::spans_of_every_call(index, ids);
-        if (!spans) {  // some calls have no records: their events stand
+        const auto calls = timing::every_call_analyzed(index, ids);
+        if (!calls) {  // some calls have no records: their events stand
           std::fprintf(stderr,
                        "kbx: reference %s %s: the probe did not record GPU work for all %zu timed "
                        "calls (%s); its time stays from CUDA events\n",
@@ -73,7 +74,9 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
                        ids_key);
           continue;
         }
-        ev[ms_key] = std::move(*spans);
+        if (std::string_view(ms_key) == "eager_probe_ms")
+          timing::mark_eager_launch_gaps(ev, *calls);
+        ev[ms_key] = calls->span_ms;
         changed = true;
       }
     }

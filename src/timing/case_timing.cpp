@@ -125,9 +125,13 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   cr.compile_ms = median(cr.compile_samples);
   // the reference worker timed the eager call as one that waits on the host (timed in this run;
   // cached eager timings keep no phases)
-  if (ref_ev.contains("phases") && ref_ev["phases"].is_object() &&
-      ref_ev["phases"].contains("eager_host_loop_ms")) {
-    add_flag(cr.timing_flags, "eager_waits_on_host");
+  if (ref_ev.contains("phases") && ref_ev["phases"].is_object()) {
+    if (ref_ev["phases"].contains("eager_host_loop_ms")) {
+      add_flag(cr.timing_flags, "eager_waits_on_host");
+    }
+    if (ref_ev["phases"].value("eager_launch_gaps", 0.0) > 0) {
+      add_flag(cr.timing_flags, "eager_launch_gaps");
+    }
   }
   if (!timed) return;
   cr.cand_samples = timed->ms;
@@ -138,9 +142,6 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   if (timed->waits_on_host) add_flag(cr.timing_flags, "waits_on_host");
 }
 
-namespace {
-
-/// The share of a call's device span in which none of its GPU work ran, the median over calls.
 std::optional<double> idle_share(const ProbeTimes& t) {
   std::vector<double> shares;
   for (std::size_t k = 0; k < t.span_ms.size() && k < t.busy_ms.size(); ++k) {
@@ -149,13 +150,34 @@ std::optional<double> idle_share(const ProbeTimes& t) {
   return median(shares);
 }
 
+bool waited_for_launches(bool holds_outrun, std::optional<double> launch_median_ms,
+                         std::optional<double> span_median_ms, std::optional<double> idle) {
+  return holds_outrun && launch_median_ms && span_median_ms &&
+         *launch_median_ms > *span_median_ms && idle && *idle > kLaunchGapIdleShare;
+}
+
+bool mark_eager_launch_gaps(json& ref_ev, const ProbeTimes& eager) {
+  if (!ref_ev.contains("phases") || !ref_ev["phases"].is_object()) return false;
+  json& phases = ref_ev["phases"];
+  if (phases.contains("eager_host_loop_ms") || !phases.contains("eager_launch_ms")) return false;
+  const double batches = phases.value("eager_batch_count", 0.0);
+  const bool outrun = 2 * phases.value("eager_short_holds", 0.0) > batches && batches > 0;
+  if (!waited_for_launches(outrun, phases.value("eager_launch_ms", 0.0), median(eager.span_ms),
+                           idle_share(eager))) {
+    return false;
+  }
+  phases["eager_launch_gaps"] = 1.0;
+  return true;
+}
+
+namespace {
+
 /// A call that launches slower than it runs, in batches that took longer to queue than their
 /// hold lasted, and whose GPU sat idle inside it: it waited for its own launches, and its time
 /// follows the host's speed (a mark for the results, report::follows_host; never a fault).
 void flag_launch_gaps(store::CaseResult& cr, const ProbeTimes& t, const TimedCalls& timed) {
-  const auto idle = idle_share(t);
-  if (timed.holds_outrun && !timed.waits_on_host && launches_slower_than_it_runs(cr) && idle &&
-      *idle > kLaunchGapIdleShare) {
+  if (!timed.waits_on_host && waited_for_launches(timed.holds_outrun, median(cr.cand_host_samples),
+                                                  cr.cand_ms, idle_share(t))) {
     add_flag(cr.timing_flags, "launch_gaps");
   }
 }

@@ -50,6 +50,23 @@ struct TimedCalls {
 /// the calls), a launch-bound call whose batches outran their hold is flagged `launch_gaps`.
 inline constexpr double kLaunchGapIdleShare = 0.10;
 
+/// Whether timed calls waited for their own launches on the GPU: most batches outran their hold,
+/// one call took longer to launch than to run (medians), and the GPU sat idle for more than
+/// kLaunchGapIdleShare of a call's span (median). The rule behind `launch_gaps` (a candidate's
+/// case) and `eager_launch_gaps` (its eager baseline): such a time follows the host's speed.
+bool waited_for_launches(bool holds_outrun, std::optional<double> launch_median_ms,
+                         std::optional<double> span_median_ms, std::optional<double> idle_share);
+
+/// The share of a call's device span in which none of its GPU work ran, the median over calls.
+std::optional<double> idle_share(const ProbeTimes& t);
+
+/// Marks a reference's eager timing of a case (its event, with the probe's analysis of its timed
+/// calls) `eager_launch_gaps` in its phases when its calls waited for their own launches
+/// (waited_for_launches, from the worker's eager_launch_ms, eager_batch_count and
+/// eager_short_holds); never a call that waited on the host inside, which eager_waits_on_host
+/// marks already. Returns whether it did.
+bool mark_eager_launch_gaps(nlohmann::json& ref_ev, const ProbeTimes& eager);
+
 /// A timing fault that fails a case that was right.
 enum class Fault {
   UnattributedWork,  ///< GPU work not launched by the call ran inside it, or host work

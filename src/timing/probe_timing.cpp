@@ -54,11 +54,11 @@ ProbeTimes analyze_calls(const std::vector<probe::Record>& records,
   return analyze_calls(CallRecords(records), ids, triton_functions, glue_is_work);
 }
 
-std::optional<std::vector<double>> spans_of_every_call(const CallRecords& records,
-                                                       const std::vector<std::uint64_t>& ids) {
-  auto spans = analyze_calls(records, ids, {}).span_ms;
-  if (spans.size() != ids.size()) return std::nullopt;
-  return spans;
+std::optional<ProbeTimes> every_call_analyzed(const CallRecords& records,
+                                              const std::vector<std::uint64_t>& ids) {
+  auto calls = analyze_calls(records, ids, {});
+  if (calls.span_ms.size() != ids.size()) return std::nullopt;
+  return calls;
 }
 
 ProbeTimes analyze_calls(const CallRecords& index, const std::vector<std::uint64_t>& ids,

@@ -64,11 +64,12 @@ ProbeTimes analyze_calls(const std::vector<probe::Record>& records,
                          const std::vector<std::string>& triton_functions,
                          bool glue_is_work = false);
 
-/// The device span of each of the calls `ids` (a reference's eager or compiled calls), or nothing
-/// when the records hold no GPU work for some of them (a stream cut at its cap, say): a median
-/// over the calls that happen to be recorded would be another measurement than the events'.
-std::optional<std::vector<double>> spans_of_every_call(const CallRecords& records,
-                                                       const std::vector<std::uint64_t>& ids);
+/// The analysis of the calls `ids` (a reference's eager or compiled calls: their device spans,
+/// busy times), or nothing when the records hold no GPU work for some of them (a stream cut at
+/// its cap, say): a median over the calls that happen to be recorded would be another
+/// measurement than the events'.
+std::optional<ProbeTimes> every_call_analyzed(const CallRecords& records,
+                                              const std::vector<std::uint64_t>& ids);
 
 /// The stated bound between the two clocks: the in-process CUDA-event median may not be
 /// shorter than the probe's span median by more than 10% and 2 µs (events bracket the

@@ -248,6 +248,40 @@ TEST(CaseTiming, ALaunchBoundCallWhoseHoldRanOutIsMarkedForItsLaunchGaps) {
   EXPECT_EQ(cr.timing_flags, "waits_on_host,host_bound");
 }
 
+// The same rule for a reference's eager calls, from what its worker reported (phases) and the
+// probe's analysis of its timed calls: the mark goes into the case's phases (where the baseline
+// cache keeps it) and from there into every candidate's flags as eager_launch_gaps.
+TEST(CaseTiming, AnEagerBaselineThatWaitedForItsLaunchesIsMarked) {
+  const auto gapped = timing::analyze_calls(*gapped_probe().index, {1, 2}, {});  // 80% idle
+  const json launched = {{"eager_launch_ms", 0.5},  // one call took 0.5 ms to launch
+                         {"eager_batch_count", 3},
+                         {"eager_short_holds", 2}};
+  json ev = {{"eager_ms", {0.011, 0.011}}, {"phases", launched}};
+  EXPECT_TRUE(timing::mark_eager_launch_gaps(ev, gapped));
+  EXPECT_EQ(ev["phases"]["eager_launch_gaps"], 1.0);
+  store::CaseResult cr;
+  timing::fill_timing(cr, ev, nullptr);
+  EXPECT_EQ(cr.timing_flags, "eager_launch_gaps");
+
+  auto unmarked = [&](json phases, const timing::ProbeTimes& calls) {
+    json e = {{"eager_ms", {0.011, 0.011}}, {"phases", std::move(phases)}};
+    const bool marked = timing::mark_eager_launch_gaps(e, calls);
+    return !marked && !e["phases"].contains("eager_launch_gaps");
+  };
+  json held = launched;
+  held["eager_short_holds"] = 1;  // most batches queued before their hold ended
+  EXPECT_TRUE(unmarked(held, gapped));
+  json quick = launched;
+  quick["eager_launch_ms"] = 0.001;  // launched faster than it runs
+  EXPECT_TRUE(unmarked(quick, gapped));
+  json waits = launched;
+  waits["eager_host_loop_ms"] = 0.3;  // eager_waits_on_host says it already
+  EXPECT_TRUE(unmarked(waits, gapped));
+  EXPECT_TRUE(unmarked(json::object(), gapped));  // a worker that did not report its launches
+  const auto busy = timing::analyze_calls(*own_kernel_probe().index, {1, 2}, {"add_kernel"});
+  EXPECT_TRUE(unmarked(launched, busy));  // the GPU never idled inside the calls
+}
+
 TEST(CaseTiming, AFlagIsFoundAsAWholeWord) {
   EXPECT_TRUE(timing::has_flag("host_bound,launch_gaps", "launch_gaps"));
   EXPECT_TRUE(timing::has_flag("contended", "contended"));

@@ -95,6 +95,25 @@ TEST_F(EagerBaselines, ACaseWhoseEagerCallWaitedOnTheHostKeepsSoInTheCache) {
   EXPECT_EQ(cr.timing_flags, "eager_waits_on_host");
 }
 
+// So does one whose eager calls waited for their own launches (timing::mark_eager_launch_gaps).
+TEST_F(EagerBaselines, ACaseWhoseEagerCallsHadLaunchGapsKeepsSoInTheCache) {
+  auto timed = refs_of(true);
+  timed.at("Math/add|ref").cases[2]["phases"] = {{"eager", 0.5}, {"eager_launch_gaps", 1.0}};
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);
+  const auto cached = sched::cached_eager(db_, "fp", task_, 7, "w1");
+  EXPECT_EQ(cached.launch_gaps, (store::CaseSamples{{"perf_b", {1.0}}}));
+  EXPECT_TRUE(cached.host_waits.empty());
+
+  job_.time_eager = false;
+  auto untimed = refs_of(false);
+  sched::use_eager_baselines(db_, "fp", "w1", {job_}, {{"Math/add", cached}}, untimed);
+  const auto& cases = untimed.at("Math/add|ref").cases;
+  EXPECT_FALSE(cases[1].contains("phases"));
+  store::CaseResult cr;
+  timing::fill_timing(cr, cases[2], nullptr);
+  EXPECT_EQ(cr.timing_flags, "eager_launch_gaps");
+}
+
 TEST_F(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
   auto timed = refs_of(true);
   sched::use_eager_baselines(db_, "fp", "w1", {job_}, {}, timed);

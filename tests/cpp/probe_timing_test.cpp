@@ -55,13 +55,14 @@ TEST(ProbeTiming, AReferencesSpansAreAllItsCallsOrNone) {
   // A reference's eager samples from the probe replace its CUDA events only when every timed
   // call has records; a stream cut after call 1 leaves call 2 without any.
   const timing::CallRecords both(two_calls());
-  const auto spans = timing::spans_of_every_call(both, {1, 2});
-  ASSERT_TRUE(spans);
-  EXPECT_EQ(spans->size(), 2u);
+  const auto calls = timing::every_call_analyzed(both, {1, 2});
+  ASSERT_TRUE(calls);
+  EXPECT_EQ(calls->span_ms.size(), 2u);
+  EXPECT_EQ(calls->busy_ms.size(), 2u);
   auto cut = two_calls();
   cut.resize(4);  // call 1's push, kernels and pop
-  EXPECT_FALSE(timing::spans_of_every_call(timing::CallRecords(cut), {1, 2}));
-  EXPECT_TRUE(timing::spans_of_every_call(timing::CallRecords(cut), {1}));
+  EXPECT_FALSE(timing::every_call_analyzed(timing::CallRecords(cut), {1, 2}));
+  EXPECT_TRUE(timing::every_call_analyzed(timing::CallRecords(cut), {1}));
 }
 
 TEST(ProbeTiming, LibraryKernelsLowerTheShare) {

@@ -150,12 +150,14 @@ TEST(ResultsView, SpeedupsThatFollowTheHostAreMarked) {
       timed_row("Normalization/spectral_norm_eig", "eager_waits_on_host"),
       timed_row("Activation/gelu", "host_bound,no_floor"),  // launch-bound, queued: not marked
       timed_row("Math/add", "not_waits_on_host_really"),    // a flag is a whole word
-      timed_row("LinearAlgebra/det", "launch_gaps,host_bound,no_floor")};
+      timed_row("LinearAlgebra/det", "launch_gaps,host_bound,no_floor"),
+      timed_row("LinearAlgebra/qr", "eager_launch_gaps,no_floor")};  // a Triton QR against it
   EXPECT_TRUE(report::follows_host(rows[0]));
   EXPECT_TRUE(report::follows_host(rows[1]));
   EXPECT_FALSE(report::follows_host(rows[2]));
   EXPECT_FALSE(report::follows_host(rows[3]));
   EXPECT_TRUE(report::follows_host(rows[4]));
+  EXPECT_TRUE(report::follows_host(rows[5]));
 
   const std::string table = report::results_table(rows);
   EXPECT_NE(table.find("1.50x~"), std::string::npos) << table;

@@ -53,6 +53,17 @@ def test_full_cases_get_a_compile_timing(tmp_path):
     assert timer.calls == 6  # eager and compiled, timed the same way
 
 
+def test_the_eager_timing_reports_its_launches_and_holds(tmp_path):
+    """What kbx's eager_launch_gaps needs (timing::mark_eager_launch_gaps): the median launch time
+    of one eager call and the timed batches, with those that outran their GPU hold. The batches'
+    seconds (eager_batches) stay apart from their count."""
+    ev, timer = _run(tmp_path, REFERENCE)
+    assert ev["phases"]["eager_launch_ms"] == 0.05  # the stand-in's host time per call
+    assert ev["phases"]["eager_batch_count"] == 3
+    assert ev["phases"]["eager_short_holds"] == 1
+    assert ev["phases"]["eager_batches"] == 0.5
+
+
 def test_a_compile_failure_is_reported_and_eager_still_timed(tmp_path, monkeypatch):
     def refuse(fn, **kwargs):
         raise RuntimeError("no compiler here")
