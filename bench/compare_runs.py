@@ -7,9 +7,11 @@ speedups between runs, and the probe's overhead (event-timed medians with and wi
 
 Prints per task |log(s_A/s_B)| of speedups and per case |log(t_A/t_B)| of the chosen median,
 then their median and maximum in percent. Several pairs (each half of the categories run twice,
-say) are compared as one set. The speedups are also summarised apart for the tasks with a timed
-case that waits on the host inside (timing_flags waits_on_host or eager_waits_on_host, since
-session 34: a sync, whose time follows the host's speed) and for the rest.
+say) are compared as one set. The speedups are also summarised apart for the tasks whose speedup
+follows the host's speed, as `kbx results` marks them `~`: a timed case that waits on the host
+inside (timing_flags waits_on_host or eager_waits_on_host, since session 34: a sync) or whose
+calls waited for their own launches (launch_gaps, eager_launch_gaps, since session 37), and for
+the rest.
 """
 
 import argparse
@@ -37,13 +39,14 @@ def case_medians(path, field):
     return {(t, n): v for t, n, v in db.execute(sql, (run,))}
 
 
-def waiting_tasks(path):
-    """Tasks of the latest run with a timed case flagged waits_on_host (the candidate's side or
-    the eager baseline's)."""
+def host_following_tasks(path):
+    """Tasks of the latest run with a timed case flagged waits_on_host or launch_gaps (the
+    candidate's side or the eager baseline's): report::follows_host's flags."""
     db = sqlite3.connect(path)
     run = _latest_run(db)
     sql = ("SELECT DISTINCT r.task FROM case_results c JOIN results r ON r.id=c.result_id "
-           "WHERE r.run_id=? AND c.timing_flags LIKE '%waits_on_host%'")
+           "WHERE r.run_id=? AND (c.timing_flags LIKE '%waits_on_host%' "
+           "OR c.timing_flags LIKE '%launch_gaps%')")
     return {t for (t,) in db.execute(sql, (run,))}
 
 
@@ -86,10 +89,10 @@ def main():
         for t, d in pair_devs:
             print(f"{t}: {sa[t]:.3f}x vs {sb[t]:.3f}x ({d:.2f}%)")
         devs += pair_devs
-        waiting |= waiting_tasks(pa) | waiting_tasks(pb)
+        waiting |= host_following_tasks(pa) | host_following_tasks(pb)
         cdevs += _case_devs(case_medians(pa, args.field), case_medians(pb, args.field))
     _summary("speedup |log ratio|", devs)
-    _summary("  tasks with a timed case that waits on the host",
+    _summary("  tasks whose speedup follows the host (~)",
              [d for d in devs if d[0] in waiting])
     _summary("  the other tasks", [d for d in devs if d[0] not in waiting])
     _summary(f"case {args.field} |log ratio|", cdevs)
