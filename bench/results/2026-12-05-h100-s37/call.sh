@@ -4,6 +4,8 @@
 # $OUT/<name>.txt, the eager database (kept by the cold run) in $OUT/eager.db.gz when NAME is
 # cold, and every host-bound candidate case of the last variant's run in $OUT/<name>-launch.txt:
 # its launch (host) median beside its GPU medians and flags (session 36's launch_gaps check).
+# Run it on the device machine only: it edits bench/results/2026-12-04-h200-s27/next-call2.sh in
+# place there (the copy of the working tree each call gets), to keep the last run's database.
 NAME=${NAME:?} REAL_OUT=$OUT
 export OUT=/tmp/o-$NAME
 rm -rf $OUT; mkdir -p $OUT
