@@ -368,6 +368,61 @@ def test_only_a_call_that_can_be_queued_ahead_is_held_behind_a_spin(monkeypatch,
     assert t.last_phases.get("holds", 0.0) == pytest.approx(sum(spins) / 1e3)
 
 
+@pytest.mark.parametrize("synchronises", [True, False])
+def test_a_call_that_waited_for_its_hold_gets_none_for_the_rest_of_its_case(monkeypatch,
+                                                                             synchronises):
+    """A call that synchronises where torch's sync debug mode does not see it (cuSOLVER's and
+    MAGMA's waits: det, lu, qr) cannot be queued ahead: its batch's first call waits on the host
+    until the spin ends. Once two batches in a row show it, the case's later batches run unheld.
+    On a clock that only the calls and the spin move: each call takes 1 ms to launch, and a
+    synchronising one also waits for what is left of the spin."""
+    now, pending, spins = [0.0], [0.0], []
+
+    def spin(ms):
+        spins.append(ms)
+        pending[0] += ms
+
+    def call():
+        now[0] += 1e-3 + (pending[0] / 1e3 if synchronises else 0.0)
+        pending[0] = 0.0
+
+    t = _real_batch_timer(monkeypatch, spins)
+    monkeypatch.setitem(timer_module._ORIGINALS, "time.perf_counter", lambda: now[0])
+    t._spin = spin
+    t._estimate_ms = lambda fn: (1.0, False)
+    t.min_reps = 40  # four batches of ten
+    samples = t.run(call)
+    assert len(samples) == 40
+    assert len(spins) == (2 if synchronises else 4)
+    assert t.last_batches == 4
+
+
+def test_one_batch_whose_first_call_paused_keeps_the_hold(monkeypatch):
+    """A pause of the host in one batch's first call (a garbage collection, say) looks like a
+    wait for the hold once; the hold stays, since a launch-bound call that queues behind it
+    would otherwise be timed with its launch gaps."""
+    now, spins, calls = [0.0], [], [0]
+
+    def call():
+        calls[0] += 1
+        now[0] += 1e-3 + (0.05 if calls[0] == 11 else 0.0)  # the second batch's first call
+
+    t = _real_batch_timer(monkeypatch, spins)
+    monkeypatch.setitem(timer_module._ORIGINALS, "time.perf_counter", lambda: now[0])
+    t._estimate_ms = lambda fn: (1.0, False)
+    t.min_reps = 40
+    t.run(call)
+    assert len(spins) == 4
+
+
+def test_only_a_first_call_about_a_hold_slower_than_the_rest_waited_for_it():
+    waited = timer_module.waited_for_hold
+    assert waited([6.0, 1.0, 1.0, 1.1], 5.0)        # 5 ms more than the others: the spin
+    assert not waited([1.2, 1.0, 1.0, 1.1], 5.0)    # its own jitter
+    assert not waited([1.0, 0.5, 0.5], 0.5)         # a hold too short to tell
+    assert not waited([40.0], 20.0)                 # nothing to compare it with
+
+
 def test_the_next_batchs_hold_is_the_hold_factor_times_this_ones_enqueue(monkeypatch):
     """KBX_TIMER_HOLD_FACTOR's experiment (the request's timer.hold_factor): on a clock that
     ticks 0.1 ms at each reading, the same batch sets the next hold in proportion to the factor."""
