@@ -14,6 +14,7 @@ the floor under the judge's error allowance.
 
 import os
 import random
+import statistics
 import sys
 import time
 import traceback
@@ -268,12 +269,10 @@ def _launch_record(timer):
     """What kbx needs to tell whether the eager calls waited for their own launches (the
     supervisor's eager_launch_gaps): the median host time of one call's launch (ms), the timed
     batches, and how many of them took longer to queue than their GPU hold lasted."""
-    host_ms = sorted(getattr(timer, "last_host_ms", []))
+    host_ms = getattr(timer, "last_host_ms", [])
     if not host_ms:
         return {}
-    mid = len(host_ms) // 2
-    median = host_ms[mid] if len(host_ms) % 2 else (host_ms[mid - 1] + host_ms[mid]) / 2
-    return {"eager_launch_ms": round(median, 5),
+    return {"eager_launch_ms": round(statistics.median(host_ms), 5),
             "eager_batch_count": int(getattr(timer, "last_batches", 0)),
             "eager_short_holds": int(getattr(timer, "last_short_holds", 0))}
 

@@ -303,10 +303,7 @@ def waited_for_hold(host_ms, hold_ms):
     left alone: a first call's own jitter could reach half of one."""
     if hold_ms < FIRST_HOLD_MS or len(host_ms) < 2:
         return False
-    rest = sorted(host_ms[1:])
-    mid = len(rest) // 2
-    median = rest[mid] if len(rest) % 2 else (rest[mid - 1] + rest[mid]) / 2
-    return host_ms[0] - median >= hold_ms / 2
+    return host_ms[0] - statistics.median(host_ms[1:]) >= hold_ms / 2
 
 
 def reps_for(estimate_ms, min_reps, batch, budget_ms):
