@@ -34,6 +34,27 @@ std::uint64_t chunk_written_bytes(const std::vector<ReferenceJob>& jobs,
   return bytes;
 }
 
+bool time_by_probe(json& ev, const timing::CallRecords& index) {
+  bool changed = false;
+  for (const auto& [ids_key, ms_key] : {std::pair{"probe_ids", "eager_probe_ms"},
+                                        std::pair{"compile_probe_ids", "compile_probe_ms"}}) {
+    const auto ids = ev.value(ids_key, std::vector<std::uint64_t>{});
+    if (ids.empty()) continue;
+    const auto calls = timing::every_call_analyzed(index, ids);
+    if (!calls) {  // some calls have no records: their events stand
+      std::fprintf(stderr,
+                   "kbx: reference %s %s: the probe did not record GPU work for all %zu timed "
+                   "calls (%s); its time stays from CUDA events\n",
+                   ev.value("task", "").c_str(), ev.value("case", "").c_str(), ids.size(), ids_key);
+      continue;
+    }
+    if (std::string_view(ms_key) == "eager_probe_ms") timing::mark_eager_launch_gaps(ev, *calls);
+    ev[ms_key] = calls->span_ms;
+    changed = true;
+  }
+  return changed;
+}
+
 namespace {
 
 /// Eager timings from the probe's records ("eager_probe_ms" per timed case), written back to
@@ -60,26 +81,7 @@ void add_probe_spans(const sandbox::Outcome& o, const json& pending,
     ReferenceCases& rc =
         out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
     bool changed = false;
-    for (auto& ev : rc.cases) {
-      for (const auto& [ids_key, ms_key] : {std::pair{"probe_ids", "eager_probe_ms"},
-                                            std::pair{"compile_probe_ids", "compile_probe_ms"}}) {
-        const auto ids = ev.value(ids_key, std::vector<std::uint64_t>{});
-        if (ids.empty()) continue;
-        const auto calls = timing::every_call_analyzed(index, ids);
-        if (!calls) {  // some calls have no records: their events stand
-          std::fprintf(stderr,
-                       "kbx: reference %s %s: the probe did not record GPU work for all %zu timed "
-                       "calls (%s); its time stays from CUDA events\n",
-                       ev.value("task", "").c_str(), ev.value("case", "").c_str(), ids.size(),
-                       ids_key);
-          continue;
-        }
-        if (std::string_view(ms_key) == "eager_probe_ms")
-          timing::mark_eager_launch_gaps(ev, *calls);
-        ev[ms_key] = calls->span_ms;
-        changed = true;
-      }
-    }
+    for (auto& ev : rc.cases) changed = time_by_probe(ev, index) || changed;
     if (changed && fs::exists(rc.dir / "cases.json")) {
       write_file(rc.dir / "cases.json", json(rc.cases).dump());
     }

@@ -10,6 +10,7 @@
 
 #include "sched/worker.h"
 #include "suite/task.h"
+#include "timing/probe_timing.h"
 
 namespace kbx::sched {
 
@@ -88,5 +89,11 @@ std::map<std::string, ReferenceCases> run_references(
 
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);
+
+/// A reference case's eager (and torch.compile) timing from the probe's records of its timed
+/// calls: `eager_probe_ms` (`compile_probe_ms`) the calls' device spans, and the eager calls'
+/// `eager_launch_gaps` mark among its phases (timing::mark_eager_launch_gaps). A timing some of
+/// whose calls have no records keeps its CUDA events alone. Returns whether it changed `ev`.
+bool time_by_probe(nlohmann::json& ev, const timing::CallRecords& index);
 
 }  // namespace kbx::sched

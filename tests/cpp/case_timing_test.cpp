@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/reference.h"
+
 namespace kbx {
 namespace {
 using nlohmann::json;
@@ -280,6 +282,33 @@ TEST(CaseTiming, AnEagerBaselineThatWaitedForItsLaunchesIsMarked) {
   EXPECT_TRUE(unmarked(json::object(), gapped));  // a worker that did not report its launches
   const auto busy = timing::analyze_calls(*own_kernel_probe().index, {1, 2}, {"add_kernel"});
   EXPECT_TRUE(unmarked(launched, busy));  // the GPU never idled inside the calls
+}
+
+// Where kbx reads the reference worker's probe records (sched::time_by_probe): the eager spans
+// replace the events, and the launch-gap rule runs on the same analysis.
+TEST(CaseTiming, AReferencesProbeTimingCarriesItsLaunchGaps) {
+  const timing::CallRecords index = *gapped_probe().index;
+  json ev = {
+      {"task", "L/qr"},
+      {"case", "perf"},
+      {"probe_ids", {1, 2}},
+      {"eager_ms", {0.02, 0.02}},
+      {"phases", {{"eager_launch_ms", 0.5}, {"eager_batch_count", 2}, {"eager_short_holds", 2}}}};
+  EXPECT_TRUE(sched::time_by_probe(ev, index));
+  EXPECT_EQ(ev["eager_probe_ms"], json({0.010, 0.010}));
+  EXPECT_EQ(ev["phases"]["eager_launch_gaps"], 1.0);
+
+  json unreported = {{"probe_ids", {1, 2}}, {"eager_ms", {0.02, 0.02}}};  // an older worker
+  EXPECT_TRUE(sched::time_by_probe(unreported, index));
+  EXPECT_FALSE(unreported.contains("phases"));
+
+  json cut = ev;  // call 3 has no records: the events stand, unmarked
+  cut["probe_ids"] = {1, 3};
+  cut.erase("eager_probe_ms");
+  cut["phases"].erase("eager_launch_gaps");
+  EXPECT_FALSE(sched::time_by_probe(cut, index));
+  EXPECT_FALSE(cut.contains("eager_probe_ms"));
+  EXPECT_FALSE(cut["phases"].contains("eager_launch_gaps"));
 }
 
 TEST(CaseTiming, AFlagIsFoundAsAWholeWord) {
