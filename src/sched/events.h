@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/worker_events.h"
+#include "timing/case_timing.h"
 
 namespace kbx::sched {
 
@@ -55,7 +56,7 @@ struct TimingEvent {
   std::int64_t short_holds = 0;
 
   /// Whether most batches took longer to queue than their hold lasted (timing::TimedCalls).
-  bool holds_outrun() const { return 2 * short_holds > batches; }
+  bool holds_outrun() const { return timing::most_holds_outrun(batches, short_holds); }
 };
 
 /// Everything a candidate worker said, typed; `problem` is set at the first event that breaks

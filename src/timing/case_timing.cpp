@@ -24,10 +24,14 @@ std::optional<Violation> unusable_probe(store::CaseResult& cr, const ProbeData& 
   return std::nullopt;
 }
 
-/// Whether launching a timed call took the host longer than running it took the GPU (medians).
+/// Whether launching a call took the host longer than running it took the GPU (medians).
+bool launches_slower(std::optional<double> launch_median_ms, std::optional<double> span_median_ms) {
+  return launch_median_ms && span_median_ms && *launch_median_ms > *span_median_ms;
+}
+
+/// launches_slower for a candidate's timed calls: the host's samples against the GPU's.
 bool launches_slower_than_it_runs(const store::CaseResult& cr) {
-  const auto host_median = median(cr.cand_host_samples);
-  return host_median && cr.cand_ms && *host_median > *cr.cand_ms;
+  return launches_slower(median(cr.cand_host_samples), cr.cand_ms);
 }
 
 /// The fault the analysed records show, if any, in the order they are looked for.
@@ -152,16 +156,17 @@ std::optional<double> idle_share(const ProbeTimes& t) {
 
 bool waited_for_launches(bool holds_outrun, std::optional<double> launch_median_ms,
                          std::optional<double> span_median_ms, std::optional<double> idle) {
-  return holds_outrun && launch_median_ms && span_median_ms &&
-         *launch_median_ms > *span_median_ms && idle && *idle > kLaunchGapIdleShare;
+  return holds_outrun && launches_slower(launch_median_ms, span_median_ms) && idle &&
+         *idle > kLaunchGapIdleShare;
 }
 
 bool mark_eager_launch_gaps(json& ref_ev, const ProbeTimes& eager) {
   if (!ref_ev.contains("phases") || !ref_ev["phases"].is_object()) return false;
   json& phases = ref_ev["phases"];
   if (phases.contains("eager_host_loop_ms") || !phases.contains("eager_launch_ms")) return false;
-  const double batches = phases.value("eager_batch_count", 0.0);
-  const bool outrun = 2 * phases.value("eager_short_holds", 0.0) > batches && batches > 0;
+  const bool outrun =
+      most_holds_outrun(static_cast<std::int64_t>(phases.value("eager_batch_count", 0.0)),
+                        static_cast<std::int64_t>(phases.value("eager_short_holds", 0.0)));
   if (!waited_for_launches(outrun, phases.value("eager_launch_ms", 0.0), median(eager.span_ms),
                            idle_share(eager))) {
     return false;

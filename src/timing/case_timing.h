@@ -50,6 +50,12 @@ struct TimedCalls {
 /// the calls), a launch-bound call whose batches outran their hold is flagged `launch_gaps`.
 inline constexpr double kLaunchGapIdleShare = 0.10;
 
+/// Whether most of a timed case's batches took longer to queue than their GPU hold lasted (the
+/// timer's counts). One batch is not enough: a case's first hold is sized by the case before it.
+inline bool most_holds_outrun(std::int64_t batches, std::int64_t short_holds) {
+  return 2 * short_holds > batches;
+}
+
 /// Whether timed calls waited for their own launches on the GPU: most batches outran their hold,
 /// one call took longer to launch than to run (medians), and the GPU sat idle for more than
 /// kLaunchGapIdleShare of a call's span (median). The rule behind `launch_gaps` (a candidate's
