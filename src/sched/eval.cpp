@@ -276,9 +276,11 @@ double timer_setting_from_environment(const char* name, double above, double at_
 }  // namespace
 
 double timer_warmup_ms_from_environment() {
-  return timer_setting_from_environment(
+  const double from_env = timer_setting_from_environment(
       "KBX_TIMER_WARMUP_MS", 0, 100,
-      "a number of milliseconds above 0 and at most 100 (unset: the timer's 10)");
+      fmt::format("a number of milliseconds above 0 and at most 100 (unset: {})",
+                  kCandidateTimerWarmupMs));
+  return from_env > 0 ? from_env : kCandidateTimerWarmupMs;
 }
 
 double timer_hold_factor_from_environment() {
@@ -364,7 +366,7 @@ int run_eval(const EvalOptions& options) {
     env.slot_at = slot_at;
     env.quiet_cpu_first = quiet_cpu_first_mode();
     env.timer_warmup_ms = timer_warmup_ms_from_environment();
-    if (env.timer_warmup_ms > 0) {
+    if (env.timer_warmup_ms != kCandidateTimerWarmupMs) {
       say(
           fmt::format("timing: candidates' timer warm-up {} ms ($KBX_TIMER_WARMUP_MS; the "
                       "references' eager timing keeps the timer's own)",

@@ -111,10 +111,14 @@ std::string quiet_cpu_first_mode();
 /// session 31). Throws naming the variable on anything else.
 bool preload_compiler();
 
-/// The candidates' timer warm-up in ms from $KBX_TIMER_WARMUP_MS (an experiment: session 29's
-/// bench/timer_overhead.py found 3 ms instead of the timer's 10 ms saves most of a timed case's
-/// fixed cost); 0 when unset (the timer's own). Throws naming the variable unless it is a number
-/// of milliseconds above 0 and at most 100.
+/// The candidates' timer warm-up in ms when $KBX_TIMER_WARMUP_MS is unset: shorter than the
+/// timer's own 10 ms, which the references' eager timing keeps (session 29's
+/// bench/timer_overhead.py: most of a timed case's fixed cost; session 38's 184 references on an
+/// H100: self-speedups as with 10 ms, the candidates' estimate phase 11.0 -> 6.2 s).
+inline constexpr double kCandidateTimerWarmupMs = 3;
+
+/// The candidates' timer warm-up in ms from $KBX_TIMER_WARMUP_MS, else kCandidateTimerWarmupMs.
+/// Throws naming the variable unless it is a number of milliseconds above 0 and at most 100.
 double timer_warmup_ms_from_environment();
 
 /// The candidates' timer hold factor from $KBX_TIMER_HOLD_FACTOR (an experiment: a batch's GPU

@@ -371,8 +371,8 @@ verdict::CaseVerdict judge_one(const json& ref_ev, const json& cand_ev, const Re
       // the judge (kbx's own process) ran out of the GPU's memory: not the candidate's contract,
       // and not a verdict (a harness error runs again alone, then on resume)
       v.status = Status::HarnessError;
-      v.detail = "the judge of this random case ran out of the GPU's memory (kbx's own work): " +
-                 jv->second.value("message", "");
+      v.detail = std::string(verdict::kJudgeOutOfGpuMemory) +
+                 " (kbx's own work): " + jv->second.value("message", "");
     } else if (jv == random_verdicts.end() || !jv->second.value("ok", false)) {
       v.status = Status::RandomContract;
       v.detail =

@@ -476,8 +476,12 @@ std::string again_alone_summary(const std::map<std::string, int>& outcomes) {
 std::string not_a_verdict_beside_others(const store::Result& result, bool parent_died) {
   // with several lanes the parent's death may be another job's doing
   if (parent_died) return "warm_parent_died";
-  // a harness error is kbx's own
-  if (result.status == verdict::status_name(verdict::Status::HarnessError)) return "retry";
+  // a harness error is kbx's own; its random cases' judge out of the GPU's memory is the shared
+  // memory's doing (session 38 on an H100: the dropout tasks' judges, beside 6 jobs)
+  if (result.status == verdict::status_name(verdict::Status::HarnessError)) {
+    return result.detail.find(verdict::kJudgeOutOfGpuMemory) != std::string::npos ? "oom_beside"
+                                                                                  : "retry";
+  }
   // out of the GPU's memory, which other jobs share (not the job's own host-memory limit)
   if (result.status == verdict::status_name(verdict::Status::Oom) &&
       !result.detail.starts_with(verdict::kOwnMemoryLimit)) {

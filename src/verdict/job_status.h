@@ -89,6 +89,11 @@ Failure process_failure(const ProcessEnd& end);
 /// other jobs did not cause, so one that running the job alone would not change.
 inline constexpr const char* kOwnMemoryLimit = "killed by the job's memory limit (cgroup)";
 
+/// The start of a case's harness_error detail when the judge of its random contract (kbx's own
+/// process) ran out of the GPU's memory, which other jobs share.
+inline constexpr const char* kJudgeOutOfGpuMemory =
+    "the judge of this random case ran out of the GPU's memory";
+
 /// What failed in a job apart from its cases.
 struct JobWide {
   std::set<std::string> tampered;        ///< timing functions the candidate replaced

@@ -551,9 +551,11 @@ TEST_F(GpuSlotTest, CompilerPreloadIsOffUnlessTheEnvironmentSays) {
 
 TEST_F(GpuSlotTest, TimerWarmUpComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_TIMER_WARMUP_MS");
-  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 0.0) << "unset: the timer's own";
-  ::setenv("KBX_TIMER_WARMUP_MS", "3", 1);
-  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 3.0);
+  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), sched::kCandidateTimerWarmupMs)
+      << "unset: the candidates' default";
+  EXPECT_EQ(sched::kCandidateTimerWarmupMs, 3.0);
+  ::setenv("KBX_TIMER_WARMUP_MS", "10", 1);
+  EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 10.0) << "the timer's own, asked for";
   ::setenv("KBX_TIMER_WARMUP_MS", "2.5", 1);
   EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 2.5);
   for (const char* bad : {"0", "-1", "101", "3ms", "fast"}) {

@@ -261,6 +261,13 @@ TEST(NotAVerdictBesideOthers, TheOtherReasonsComeFirst) {
   EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "contended"), true),
             "warm_parent_died");
   EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("harness_error"), false), "retry");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(
+                result_with("harness_error", "",
+                            std::string("case train_p01: ") + verdict::kJudgeOutOfGpuMemory +
+                                " (kbx's own work): CUDA out of memory"),
+                false),
+            "oom_beside")
+      << "the random cases' judge out of the shared GPU memory: said so, not 'kbx failed'";
   EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("oom"), false), "oom_beside");
   EXPECT_EQ(
       sched::not_a_verdict_beside_others(result_with("oom", "", verdict::kOwnMemoryLimit), false),
