@@ -1,0 +1,96 @@
+"""Does a memory-bound call's speed follow where its output lies relative to its inputs?
+
+Session 38 on an H100: the same torch call (relu on 64M fp16, sub and div on 64M bf16, a 16M
+float32 multiply-subtract) ran 13-17% slower in one worker than in another, steady within each
+(20 samples within 2%), and which task drew the slow state changed from run to run; Math/sub's
+perf_f32_64M had batches in both states within one timing (0.265 and 0.311 ms). One guess: the
+relative placement of the input and output buffers in the GPU's memory (which the caching
+allocator's history decides, so each process draws its own).
+
+This script carves inputs and an output out of one allocation at chosen offsets, times each
+call at every offset (CUDA events, the median of REPS back-to-back calls after a warm-up), and
+prints the spread: if the slowest offset is about 15% behind the fastest, placement is the cause
+and a timer that moves its outputs between batches would time every state, not one.
+
+    python3 bench/placement_gpu.py [--reps 20] [--offsets 48] [--out f.json]
+"""
+
+import argparse
+import json
+import statistics
+
+import torch
+
+MIB = 1 << 20
+
+
+def _time(fn, reps):
+    """The median ms of reps calls of fn, each between its own CUDA events, after five untimed."""
+    for _ in range(5):
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for s, e in zip(starts, ends):
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def _workloads():
+    """(name, dtype, elements, inputs, the call writing into out)."""
+    return [
+        ("relu_f16_64M", torch.float16, 64 * MIB, 1, lambda a, out: torch.clamp_min(a[0], 0, out=out)),
+        ("sub_bf16_64M", torch.bfloat16, 64 * MIB, 2, lambda a, out: torch.sub(a[0], a[1], out=out)),
+        ("mul_f32_16M", torch.float32, 16 * MIB, 2, lambda a, out: torch.mul(a[0], a[1], out=out)),
+        ("add_f32_64M", torch.float32, 64 * MIB, 2, lambda a, out: torch.add(a[0], a[1], out=out)),
+    ]
+
+
+def _sweep(name, dtype, n, n_in, call, offsets, reps):
+    """Times call at each offset (bytes) of the output behind the inputs in one allocation."""
+    item = torch.empty((), dtype=dtype).element_size()
+    span = n * item
+    top = max(offsets)
+    buf = torch.empty((n_in + 1) * span + top, dtype=torch.uint8, device="cuda")
+    ins = [buf[i * span:(i + 1) * span].view(dtype) for i in range(n_in)]
+    for t in ins:
+        t.uniform_(-1, 1)
+    rows = []
+    for off in offsets:
+        lo = n_in * span + off
+        out = buf[lo:lo + span].view(dtype)
+        rows.append((off, _time(lambda: call(ins, out), reps)))
+    # torch's own allocations, as a worker gets them: a fresh output per call
+    own = _time(lambda: call(ins, torch.empty_like(ins[0])), reps)
+    del buf, ins
+    torch.cuda.empty_cache()
+    times = [ms for _, ms in rows]
+    fast, slow = min(times), max(times)
+    print(f"{name}: fastest {fast:.4f} ms, slowest {slow:.4f} ms ({(slow / fast - 1) * 100:.1f}% "
+          f"slower), median {statistics.median(times):.4f}; a fresh output per call {own:.4f} ms")
+    slow_offsets = [off // 1024 for off, ms in rows if ms > fast * 1.05]
+    print(f"  offsets (KiB) over 5% behind the fastest: {len(slow_offsets)} of {len(rows)}: "
+          f"{slow_offsets[:24]}")
+    return {"name": name, "rows": rows, "fresh_output_ms": own}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--offsets", type=int, default=48, help="offsets tried, 64 KiB apart, then "
+                    "as many 2 MiB apart")
+    ap.add_argument("--out", help="write every timing as JSON here")
+    args = ap.parse_args()
+    offsets = sorted({k * 64 * 1024 for k in range(args.offsets)} |
+                     {k * 2 * MIB for k in range(args.offsets)})
+    print(torch.cuda.get_device_name(), torch.__version__)
+    results = [_sweep(*w, offsets, args.reps) for w in _workloads()]
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f)
+
+
+if __name__ == "__main__":
+    main()
