@@ -12,12 +12,20 @@ call at every offset (CUDA events, the median of REPS back-to-back calls after a
 prints the spread: if the slowest offset is about 15% behind the fastest, placement is the cause
 and a timer that moves its outputs between batches would time every state, not one.
 
-    python3 bench/placement_gpu.py [--reps 20] [--offsets 48] [--out f.json]
+Then (--processes N) it starts N fresh processes that each allocate GPU memory of random sizes
+first (a worker's history: its cases' inputs, outputs and shadows), then time the same calls as
+a worker does (a new output each call, freed before the next): the spread of their medians is
+the process-to-process difference kbx saw, outside kbx.
+
+    python3 bench/placement_gpu.py [--reps 20] [--offsets 48] [--processes 8] [--out f.json]
 """
 
 import argparse
 import json
+import random
 import statistics
+import subprocess
+import sys
 
 import torch
 
@@ -76,17 +84,55 @@ def _sweep(name, dtype, n, n_in, call, offsets, reps):
     return {"name": name, "rows": rows, "fresh_output_ms": own}
 
 
+def _one_process(seed, reps):
+    """In a fresh process: GPU allocations of random sizes kept alive, then each workload's
+    median with a new output per call; prints one JSON line."""
+    rng = random.Random(seed)
+    history = [torch.empty(rng.randrange(1, 512) * MIB, dtype=torch.uint8, device="cuda")
+               for _ in range(rng.randrange(0, 8))]
+    row = {"seed": seed, "history_mib": sum(t.numel() for t in history) // MIB}
+    for name, dtype, n, n_in, call in _workloads():
+        ins = [torch.empty(n, dtype=dtype, device="cuda").uniform_(-1, 1) for _ in range(n_in)]
+        row[name] = _time(lambda: call(ins, torch.empty_like(ins[0])), reps)
+        del ins
+    print(json.dumps(row), flush=True)
+
+
+def _processes(count, reps):
+    """count fresh processes (_one_process), each with its own allocation history: the spread
+    of each workload's medians across them."""
+    rows = []
+    for seed in range(count):
+        out = subprocess.run([sys.executable, __file__, "--one-process", str(seed),
+                              "--reps", str(reps)], capture_output=True, text=True, check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    for name, *_ in _workloads():
+        ms = [r[name] for r in rows]
+        print(f"{name} over {count} processes: fastest {min(ms):.4f} ms, slowest {max(ms):.4f} ms "
+              f"({(max(ms) / min(ms) - 1) * 100:.1f}% slower); each: "
+              + ", ".join(f"{m:.4f}" for m in ms))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--offsets", type=int, default=48, help="offsets tried, 64 KiB apart, then "
                     "as many 2 MiB apart")
+    ap.add_argument("--processes", type=int, default=8, help="fresh processes, each with its own "
+                    "allocation history (0: none)")
+    ap.add_argument("--one-process", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", help="write every timing as JSON here")
     args = ap.parse_args()
+    if args.one_process is not None:
+        _one_process(args.one_process, args.reps)
+        return
     offsets = sorted({k * 64 * 1024 for k in range(args.offsets)} |
                      {k * 2 * MIB for k in range(args.offsets)})
     print(torch.cuda.get_device_name(), torch.__version__)
-    results = [_sweep(*w, offsets, args.reps) for w in _workloads()]
+    results = {"offsets": [_sweep(*w, offsets, args.reps) for w in _workloads()]}
+    torch.cuda.empty_cache()
+    results["processes"] = _processes(args.processes, args.reps) if args.processes > 0 else []
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f)
