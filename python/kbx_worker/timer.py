@@ -6,6 +6,7 @@ confidence interval of the median is within REL_HALF_WIDTH of it, or the case's 
 is spent.
 """
 
+import collections
 import ctypes
 import math
 import os
@@ -36,6 +37,16 @@ SLOW_MIN_REPS = 6
 # and side were 0.8 s of the slot per task.
 WARMUP_MS = 10.0
 WARMUP_MIN_CALLS = 1
+# KBX_TIMER_KEEP_OUTPUTS=K (an experiment, off by default; kbx passes it to the candidates' and
+# the references' timers alike): call i of a batch runs with the outputs of the i % (K + 1) calls
+# before it still alive, so that the caching allocator gives consecutive calls' outputs K + 1
+# different blocks instead of the one block it hands back every time. Session 38 on an H100 saw
+# identical memory-bound calls 13-17% apart between the reference's worker and a candidate's,
+# every sample of one timing in the same state (bench/two_states.py), and guessed the output's
+# place relative to the inputs (bench/placement_gpu.py): with the median over several blocks a
+# timing would no longer be one draw of it. Outputs over KEEP_OUTPUTS_MAX_BYTES (all K together),
+# or that are not a few tensors, are not kept.
+KEEP_OUTPUTS_MAX_BYTES = 1 << 30
 
 # Before a case's timed batches the timer checks that no other CUDA context has work on the GPU:
 # without MPS the GPU time-slices between contexts, and a frozen job's kernels already queued keep
@@ -306,6 +317,37 @@ def waited_for_hold(host_ms, hold_ms):
     return host_ms[0] - statistics.median(host_ms[1:]) >= hold_ms / 2
 
 
+def output_bytes(result, limit=16):
+    """Bytes of the tensors a call returned (a tensor, or a tuple, list or dict of at most limit
+    of them); None for anything else, which keep_alive does not keep."""
+    if isinstance(result, torch.Tensor):
+        return result.untyped_storage().nbytes()
+    items = result.values() if isinstance(result, dict) else result
+    if not isinstance(result, (tuple, list, dict)) or len(items) > limit:
+        return None
+    total = 0
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, torch.Tensor):
+            return None
+        total += item.untyped_storage().nbytes()
+    return total
+
+
+def keep_alive(kept, result, count, ring):
+    """Adds a call's output to kept (the outputs alive through the next call), then drops the
+    oldest down to count of them; an output that ring of them could not hold within
+    KEEP_OUTPUTS_MAX_BYTES, or that output_bytes cannot size, empties it instead."""
+    size = output_bytes(result)
+    if size is None or size * ring > KEEP_OUTPUTS_MAX_BYTES:
+        kept.clear()
+        return
+    kept.append(result)
+    while len(kept) > count:
+        kept.popleft()
+
+
 def reps_for(estimate_ms, min_reps, batch, budget_ms):
     """(fewest timed calls, calls per batch) for a call of about estimate_ms: min_reps and batch,
     fewer for a call so slow that they would overrun the case's budget, never fewer than
@@ -440,9 +482,13 @@ def _calls_synchronising(fn, get_mode=None, set_mode=None):
 class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
+    keep_outputs = 0  # KBX_TIMER_KEEP_OUTPUTS (see KEEP_OUTPUTS_MAX_BYTES); 0: none kept
+
     def __init__(self, device, warmup_ms=WARMUP_MS, budget_ms=500.0, min_reps=10, max_reps=2000,
-                 batch=10, host_bound_budget_ms=HOST_BOUND_BUDGET_MS, hold_factor=HOLD_FACTOR):
+                 batch=10, host_bound_budget_ms=HOST_BOUND_BUDGET_MS, hold_factor=HOLD_FACTOR,
+                 keep_outputs=0):
         self.device = device
+        self.keep_outputs = int(keep_outputs)
         self.warmup_ms = warmup_ms
         self.hold_factor = hold_factor
         self.budget_ms = budget_ms
@@ -577,10 +623,13 @@ class CudaTimer:
         self.l2.reset()  # the GPU is idle here: persisting lines and carve-out back to none
         t_enqueue = clock()
         result = None
+        kept = collections.deque()  # earlier calls' outputs alive through this one (keep_outputs)
         for i in range(reps):
             self.probe.push(harness=True)
             if i > 0 and after_each is not None:
                 after_each(first + i - 1, result)  # before the next values overwrite its inputs
+            if i > 0 and self.keep_outputs > 0:
+                keep_alive(kept, result, i % (self.keep_outputs + 1), self.keep_outputs)
             result = None
             if i == 0 and hold:
                 self._hold()
@@ -604,6 +653,7 @@ class CudaTimer:
         if after_each is not None:
             after_each(first + reps - 1, result)
         result = None
+        kept.clear()
         self.l2.check()
         self.marker.zero_()
         self.probe.pop()

@@ -43,8 +43,17 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
 }
 
 std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker) {
-  return {fmt::format("eager/seed={}/worker={}", seed, worker.substr(0, 16)),
-          fmt::format("eager_probe/seed={}/worker={}", seed, worker.substr(0, 16))};
+  // the hash's first 16 digits, then the timer's settings after it as they are
+  const auto slash = worker.find('/');
+  const std::string shown = worker.substr(0, std::min<std::size_t>(16, slash)) +
+                            (slash == std::string::npos ? "" : worker.substr(slash));
+  return {fmt::format("eager/seed={}/worker={}", seed, shown),
+          fmt::format("eager_probe/seed={}/worker={}", seed, shown)};
+}
+
+std::string eager_worker_key(const std::string& worker_hash, int keep_outputs) {
+  if (keep_outputs <= 0) return worker_hash;
+  return fmt::format("{}/keep_outputs={}", worker_hash, keep_outputs);
 }
 
 namespace {

@@ -30,9 +30,13 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
                            std::map<std::string, ReferenceCases>& refs);
 
 /// The baseline kinds of a reference's eager timings at a seed (the values of some cases, such
-/// as a mask's, set the work) and by the worker's code (its timer): the CUDA events' samples and
-/// the probe's.
+/// as a mask's, set the work) and by the worker's code (its timer; eager_worker_key): the CUDA
+/// events' samples and the probe's.
 std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker);
+
+/// What the eager baselines' kinds name of the worker: its sources' hash, and the timer's
+/// settings that change what it measures beside it (KBX_TIMER_KEEP_OUTPUTS, when on).
+std::string eager_worker_key(const std::string& worker_hash, int keep_outputs);
 
 /// A task's cached eager samples at a seed under the machine's fingerprint fp; `events` is
 /// empty when nothing is cached.

@@ -289,6 +289,17 @@ double timer_hold_factor_from_environment() {
       "a factor above 1 and at most 4 of the last batch's enqueue time (unset: the timer's 2)");
 }
 
+int timer_keep_outputs_from_environment() {
+  const double keep = timer_setting_from_environment(
+      "KBX_TIMER_KEEP_OUTPUTS", 0, 4,
+      "a whole number of outputs from 1 to 4 (unset: none kept, each freed before the next call)");
+  if (keep != static_cast<int>(keep)) {
+    throw Error(fmt::format("KBX_TIMER_KEEP_OUTPUTS={}: a whole number of outputs from 1 to 4",
+                            std::getenv("KBX_TIMER_KEEP_OUTPUTS")));
+  }
+  return static_cast<int>(keep);
+}
+
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(8, lanes / 2 + 2);
@@ -379,6 +390,13 @@ int run_eval(const EvalOptions& options) {
                       "($KBX_TIMER_HOLD_FACTOR; the references' eager timing keeps the timer's 2x)",
                       env.timer_hold_factor));
     }
+    env.timer_keep_outputs = timer_keep_outputs_from_environment();
+    if (env.timer_keep_outputs > 0) {
+      say(
+          fmt::format("timing: each call beside up to {} earlier outputs of its batch, the "
+                      "candidates' and the references' ($KBX_TIMER_KEEP_OUTPUTS; an experiment)",
+                      env.timer_keep_outputs));
+    }
     if (env.quiet_cpu_first == "context") {
       say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
           "context is made ($KBX_QUIET_CPU_FIRST=context)");
@@ -449,6 +467,7 @@ int run_eval(const EvalOptions& options) {
     if (o.shard) settings["shard"] = shard;
     if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
     if (env.timer_hold_factor > 0) settings["timer_hold_factor"] = env.timer_hold_factor;
+    if (env.timer_keep_outputs > 0) settings["timer_keep_outputs"] = env.timer_keep_outputs;
     r.settings_json = settings.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);
@@ -525,7 +544,11 @@ int run_eval(const EvalOptions& options) {
   std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
   const bool eager_baseline = o.time && o.device == "cuda";  // eager timings cached per machine
-  const std::string worker_hash = eager_baseline ? worker_sources_hash() : "";
+  const std::string worker_hash =
+      eager_baseline ? eager_worker_key(worker_sources_hash(), env.timer_keep_outputs) : "";
+  // the same settings in the reference cache's keys (its events hold the eager timings)
+  const std::string eager_timer_settings =
+      eager_baseline ? eager_worker_key("", env.timer_keep_outputs) : "";
   // The reference cache: only while candidates are confined (an unconfined one, as this user,
   // could write into it and forge every later run's references).
   std::optional<ReferenceCache> ref_cache;
@@ -632,7 +655,7 @@ int run_eval(const EvalOptions& options) {
     std::vector<std::string> cache_keys;  // per job; those restored are not stored again
     std::vector<bool> restored;
     for (const auto& job : ref_jobs) {
-      cache_keys.push_back(ref_cache ? ref_cache->key(job, fp, o.time) : "");
+      cache_keys.push_back(ref_cache ? ref_cache->key(job, fp, o.time, eager_timer_settings) : "");
       restored.push_back(ref_cache && !job.compile_baseline &&
                          ref_cache->restore(cache_keys.back(), job));
       if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));

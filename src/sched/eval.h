@@ -127,6 +127,13 @@ double timer_warmup_ms_from_environment();
 /// unless it is a number above 1 and at most 4.
 double timer_hold_factor_from_environment();
 
+/// The timers' kept outputs from $KBX_TIMER_KEEP_OUTPUTS (an experiment: call i of a batch runs
+/// beside the outputs of the i % (K + 1) calls before it, so that consecutive calls' outputs get
+/// K + 1 different blocks; session 38's two states of identical calls, bench/two_states.py); the
+/// candidates' and the references' timers alike; 0 when unset. Throws naming the variable unless
+/// it is a whole number from 1 to 4.
+int timer_keep_outputs_from_environment();
+
 /// From when a finishing job frees its lane: the flag's value, else $KBX_FINISHING_FROM, else
 /// "exit"; throws naming the variable and the modes when it is neither exit nor handback.
 std::string finishing_from_mode(const std::string& flag);

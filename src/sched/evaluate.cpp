@@ -557,6 +557,7 @@ store::Result evaluate(const WorkerEnv& env, const JobSettings& st, const suite:
     }
     if (env.timer_warmup_ms > 0) request["timer"]["warmup_ms"] = env.timer_warmup_ms;
     if (env.timer_hold_factor > 0) request["timer"]["hold_factor"] = env.timer_hold_factor;
+    if (env.timer_keep_outputs > 0) request["timer"]["keep_outputs"] = env.timer_keep_outputs;
   }
   const double t_spawn = monotonic_seconds();
   EarlyComparer comparer(ref, job_dir, task, env.device, comparisons_yield(env));

@@ -82,13 +82,14 @@ std::optional<fs::path> ReferenceCache::folder(const std::string& option) {
   return fs::path(home && *home ? home : "/tmp") / ".cache" / "kbx" / "references";
 }
 
-std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint,
-                                bool time) const {
-  const nlohmann::json parts = {{"task", job.task->id()}, {"hash", job.task->hash},
-                                {"seed", job.seed},       {"label", job.label},
-                                {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
-                                {"time", time},           {"machine", fingerprint},
-                                {"worker", worker_hash_}, {"lean_inputs", job.lean_inputs}};
+std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint, bool time,
+                                const std::string& timer) const {
+  nlohmann::json parts = {{"task", job.task->id()}, {"hash", job.task->hash},
+                          {"seed", job.seed},       {"label", job.label},
+                          {"tiers", job.tiers},     {"save_tiers", job.save_tiers},
+                          {"time", time},           {"machine", fingerprint},
+                          {"worker", worker_hash_}, {"lean_inputs", job.lean_inputs}};
+  if (!timer.empty()) parts["timer"] = timer;  // absent otherwise: earlier keys stay valid
   return sha256_hex(parts.dump()).substr(0, 32);
 }
 

@@ -54,8 +54,10 @@ class ReferenceCache {
   static std::optional<std::filesystem::path> folder(const std::string& option);
 
   /// The key of a reference job in a run: fingerprint is the machine's (GPU, driver, CUDA,
-  /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU).
-  std::string key(const ReferenceJob& job, const std::string& fingerprint, bool time) const;
+  /// torch, triton), time whether eager is timed (which adds fresh twins on the GPU), timer the
+  /// eager timer's settings that change what it measures (eager_worker_key's; empty: none).
+  std::string key(const ReferenceJob& job, const std::string& fingerprint, bool time,
+                  const std::string& timer = "") const;
 
   /// Puts a stored entry into the job's folders (hard links on one filesystem, else copies;
   /// out_dir, in_dir; its cases.json makes

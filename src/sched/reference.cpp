@@ -194,6 +194,8 @@ std::map<std::string, ReferenceCases> run_references(
                   {"jobs", pending},
                   {"time", time_eager && env.device == "cuda"},
                   {"gpu_slot", env.device == "cuda"}};
+  // the eager baselines' timer keeps outputs as the candidates' does (eager_worker_key)
+  if (env.timer_keep_outputs > 0) request["timer"]["keep_outputs"] = env.timer_keep_outputs;
   WorkerEnv ref_env = env;
   ref_env.timeout_s = env.timeout_s * static_cast<double>(pending.size()) + 120;
   ref_env.isolate_network = false;  // trusted code; no need to pay for a namespace

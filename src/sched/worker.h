@@ -74,6 +74,9 @@ struct WorkerEnv {
   /// The candidates' timer hold factor; 0: the timer's own
   /// (sched::timer_hold_factor_from_environment).
   double timer_hold_factor = 0;
+  /// The timers' kept outputs, the candidates' and the references' alike (the request's "timer");
+  /// 0: none (sched::timer_keep_outputs_from_environment).
+  int timer_keep_outputs = 0;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

@@ -124,6 +124,22 @@ TEST_F(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
   EXPECT_TRUE(sched::cached_eager(db_, "fp", task_named("h2"), 7, "w1").events.empty());
 }
 
+TEST_F(EagerBaselines, TimingsWithOutputsKeptAreCachedApart) {
+  const std::string hash = "0123456789abcdef0123456789abcdef";
+  EXPECT_EQ(sched::eager_worker_key(hash, 0), hash);
+  const std::string kept = sched::eager_worker_key(hash, 2);
+  EXPECT_EQ(sched::eager_kinds(7, hash).first, "eager/seed=7/worker=0123456789abcdef");
+  EXPECT_EQ(sched::eager_kinds(7, kept).first,
+            "eager/seed=7/worker=0123456789abcdef/keep_outputs=2");
+  EXPECT_EQ(sched::eager_kinds(7, kept).second,
+            "eager_probe/seed=7/worker=0123456789abcdef/keep_outputs=2");
+  auto timed = refs_of(true);
+  sched::use_eager_baselines(db_, "fp", hash, {job_}, {}, timed);
+  EXPECT_FALSE(sched::cached_eager(db_, "fp", task_, 7, hash).events.empty());
+  EXPECT_TRUE(sched::cached_eager(db_, "fp", task_, 7, kept).events.empty())
+      << "timed with each output freed before the next call: not the kept-outputs timing";
+}
+
 TEST_F(EagerBaselines, AReferenceWithAnUntimedFullCaseIsNotCached) {
   auto refs = refs_of(true);
   refs.at("Math/add|ref").cases[2].erase("eager_ms");  // its timing failed

@@ -588,6 +588,23 @@ TEST_F(GpuSlotTest, TimerHoldFactorComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_TIMER_HOLD_FACTOR");
 }
 
+TEST_F(GpuSlotTest, TimerKeptOutputsComeFromTheEnvironmentOrAreRefused) {
+  ::unsetenv("KBX_TIMER_KEEP_OUTPUTS");
+  EXPECT_EQ(sched::timer_keep_outputs_from_environment(), 0) << "unset: none kept";
+  ::setenv("KBX_TIMER_KEEP_OUTPUTS", "2", 1);
+  EXPECT_EQ(sched::timer_keep_outputs_from_environment(), 2);
+  for (const char* bad : {"0", "5", "1.5", "-1", "two"}) {
+    ::setenv("KBX_TIMER_KEEP_OUTPUTS", bad, 1);
+    try {
+      const int kept = sched::timer_keep_outputs_from_environment();
+      ADD_FAILURE() << bad << " was taken as " << kept;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("KBX_TIMER_KEEP_OUTPUTS"), std::string::npos);
+    }
+  }
+  ::unsetenv("KBX_TIMER_KEEP_OUTPUTS");
+}
+
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
   EXPECT_EQ(sched::parse_cpulist("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_EQ(sched::parse_cpulist("5"), (std::vector<int>{5}));

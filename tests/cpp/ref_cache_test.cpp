@@ -100,6 +100,21 @@ TEST(ReferenceCache, RestoresTensorFilesAsLinksAndCasesJsonAsACopy) {
   EXPECT_EQ(read_file(third.out_dir / "cases.json"), "[]");
 }
 
+TEST(ReferenceCache, TheEagerTimersSettingsAreInTheKeyOnlyWhenSet) {
+  test::TempDir dir;
+  ReferenceCache cache(dir.path() / "cache", 1 << 20);
+  const suite::Task task = task_named("add");
+  ReferenceJob job;
+  job.task = &task;
+  job.seed = 7;
+  const std::string plain = cache.key(job, "fp", true);
+  EXPECT_EQ(cache.key(job, "fp", true, ""), plain) << "no setting: the keys of earlier runs";
+  EXPECT_NE(cache.key(job, "fp", true, "/keep_outputs=2"), plain)
+      << "its events hold eager timings taken another way";
+  EXPECT_NE(cache.key(job, "fp", true, "/keep_outputs=2"),
+            cache.key(job, "fp", true, "/keep_outputs=1"));
+}
+
 // What a hit saves is the reference's work outside the timing slot: eager timings (cached on
 // their own), the torch.compile baseline and the inputs made again for them are left out.
 TEST(ReferenceCache, AReferencesWorthLeavesOutItsTimedSteps) {

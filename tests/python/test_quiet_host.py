@@ -452,3 +452,59 @@ def test_a_batch_that_took_longer_to_queue_than_its_hold_is_counted(monkeypatch,
     assert (t.last_batches, t.last_short_holds) == (1, short)
     t._batch(lambda: None, 10, hold=False)  # no hold at all: every batch outlasts it
     assert (t.last_batches, t.last_short_holds) == (2, short + 1)
+
+
+def _outputs_alive_at_each_call(monkeypatch, keep_outputs, make_output):
+    """How many earlier calls' outputs were still alive at each timed call of one run (weak
+    references to every output the calls returned)."""
+    import weakref
+    t = _real_batch_timer(monkeypatch, [])
+    t._estimate_ms = lambda fn: (1.0, False)
+    t.keep_outputs = keep_outputs
+    t.min_reps = 20  # two batches of ten
+    refs, alive = [], []
+
+    def call():
+        alive.append(sum(r() is not None for r in refs))
+        out = make_output()
+        refs.append(weakref.ref(out[0] if isinstance(out, tuple) else out))  # a tuple's: its own
+        return out
+
+    assert len(t.run(call)) == 20
+    return alive
+
+
+def test_kept_outputs_rotate_through_a_ring_and_end_with_their_batch(monkeypatch):
+    """KBX_TIMER_KEEP_OUTPUTS=2: call i of a batch runs beside the outputs of the i % 3 calls
+    before it, so that the allocator hands consecutive calls three different blocks; none
+    outlives its batch. Off (0), every output is freed before the next call."""
+    ring = _outputs_alive_at_each_call(monkeypatch, 2, lambda: timer_module.torch.empty(8))
+    assert ring == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0] * 2
+    off = _outputs_alive_at_each_call(monkeypatch, 0, lambda: timer_module.torch.empty(8))
+    assert off == [0] * 20
+
+
+def test_outputs_too_large_or_not_tensors_are_not_kept(monkeypatch):
+    """The ring never holds more than KEEP_OUTPUTS_MAX_BYTES in all, nor what it cannot size."""
+    monkeypatch.setattr(timer_module, "KEEP_OUTPUTS_MAX_BYTES", 2 * 8 * 4 - 1)  # < 2 outputs
+    big = _outputs_alive_at_each_call(monkeypatch, 2, lambda: timer_module.torch.empty(8))
+    assert big == [0] * 20
+    monkeypatch.setattr(timer_module, "KEEP_OUTPUTS_MAX_BYTES", 1 << 30)
+
+    class Opaque:
+        pass
+
+    assert _outputs_alive_at_each_call(monkeypatch, 2, Opaque) == [0] * 20
+    pair = _outputs_alive_at_each_call(
+        monkeypatch, 1, lambda: (timer_module.torch.empty(4), timer_module.torch.empty(4)))
+    assert pair == [0, 1] * 10
+
+
+def test_output_bytes_sizes_tensors_and_small_collections_of_them():
+    torch = timer_module.torch
+    assert timer_module.output_bytes(torch.empty(10, dtype=torch.float32)) == 40
+    assert timer_module.output_bytes((torch.empty(2), None, torch.empty(3))) == 20
+    assert timer_module.output_bytes({"a": torch.empty(1)}) == 4
+    assert timer_module.output_bytes([torch.empty(1)] * 17) is None  # more than it walks
+    assert timer_module.output_bytes((torch.empty(1), 3)) is None
+    assert timer_module.output_bytes(None) is None
