@@ -319,17 +319,17 @@ def waited_for_hold(host_ms, hold_ms):
 
 def output_bytes(result, limit=16):
     """Bytes of the tensors a call returned (a tensor, or a tuple, list or dict of at most limit
-    of them); None for anything else, which keep_alive does not keep."""
-    if isinstance(result, torch.Tensor):
+    of them); None for anything else, which keep_alive does not keep. Exact types only: a
+    subclass's methods are the candidate's code, which must not run in the timer's own work."""
+    if type(result) is torch.Tensor:
         return result.untyped_storage().nbytes()
-    items = result.values() if isinstance(result, dict) else result
-    if not isinstance(result, (tuple, list, dict)) or len(items) > limit:
+    if type(result) not in (tuple, list, dict) or len(result) > limit:
         return None
     total = 0
-    for item in items:
+    for item in (dict.values(result) if type(result) is dict else result):
         if item is None:
             continue
-        if not isinstance(item, torch.Tensor):
+        if type(item) is not torch.Tensor:
             return None
         total += item.untyped_storage().nbytes()
     return total

@@ -508,3 +508,14 @@ def test_output_bytes_sizes_tensors_and_small_collections_of_them():
     assert timer_module.output_bytes([torch.empty(1)] * 17) is None  # more than it walks
     assert timer_module.output_bytes((torch.empty(1), 3)) is None
     assert timer_module.output_bytes(None) is None
+
+    class Sneaky(torch.Tensor):  # its methods would be the candidate's code in the timer's work
+        pass
+
+    assert timer_module.output_bytes(torch.empty(2).as_subclass(Sneaky)) is None
+    assert timer_module.output_bytes((torch.empty(2).as_subclass(Sneaky),)) is None
+
+    class Listish(list):
+        pass
+
+    assert timer_module.output_bytes(Listish([torch.empty(1)])) is None
