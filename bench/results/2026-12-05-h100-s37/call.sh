@@ -14,6 +14,9 @@ rm -rf $OUT; mkdir -p $OUT
 sed -i '/^rm -f \$OUT\/warm.db/i cp $OUT/warm.db /tmp/last-warm.db' bench/results/2026-12-04-h200-s27/next-call2.sh
 bash bench/results/2026-12-05-h200-s30/refs184.sh 2>&1 | tee $REAL_OUT/$NAME.txt
 [ "$NAME" = cold ] && [ -s /var/tmp/kbx-eager-s30.db ] && gzip -c /var/tmp/kbx-eager-s30.db > $REAL_OUT/eager.db.gz
+# (session 38) a warm run's database too, for bench/two_states.py (the candidates' times beside
+# the cached eager ones)
+[ "$NAME" != cold ] && [ -s /tmp/last-warm.db ] && gzip -c /tmp/last-warm.db > $REAL_OUT/$NAME.db.gz
 [ -s /tmp/last-warm.db ] && python3 - /tmp/last-warm.db > $REAL_OUT/$NAME-launch.txt <<'PY'
 import sqlite3, statistics, sys
 con = sqlite3.connect(sys.argv[1])
