@@ -482,13 +482,11 @@ def _calls_synchronising(fn, get_mode=None, set_mode=None):
 class CudaTimer:
     """Times a zero-argument callable: warm-up, then repetitions, each after an L2 scrub."""
 
-    keep_outputs = 0  # KBX_TIMER_KEEP_OUTPUTS (see KEEP_OUTPUTS_MAX_BYTES); 0: none kept
-
     def __init__(self, device, warmup_ms=WARMUP_MS, budget_ms=500.0, min_reps=10, max_reps=2000,
                  batch=10, host_bound_budget_ms=HOST_BOUND_BUDGET_MS, hold_factor=HOLD_FACTOR,
                  keep_outputs=0):
         self.device = device
-        self.keep_outputs = int(keep_outputs)
+        self.keep_outputs = int(keep_outputs)  # KEEP_OUTPUTS_MAX_BYTES's note; 0: none kept
         self.warmup_ms = warmup_ms
         self.hold_factor = hold_factor
         self.budget_ms = budget_ms

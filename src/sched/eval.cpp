@@ -290,12 +290,12 @@ double timer_hold_factor_from_environment() {
 }
 
 int timer_keep_outputs_from_environment() {
-  const double keep = timer_setting_from_environment(
-      "KBX_TIMER_KEEP_OUTPUTS", 0, 4,
-      "a whole number of outputs from 1 to 4 (unset: none kept, each freed before the next call)");
+  const std::string what =
+      "a whole number of outputs from 1 to 4 (unset: none kept, each freed before the next call)";
+  const double keep = timer_setting_from_environment("KBX_TIMER_KEEP_OUTPUTS", 0, 4, what);
   if (keep != static_cast<int>(keep)) {
-    throw Error(fmt::format("KBX_TIMER_KEEP_OUTPUTS={}: a whole number of outputs from 1 to 4",
-                            std::getenv("KBX_TIMER_KEEP_OUTPUTS")));
+    throw Error(
+        fmt::format("KBX_TIMER_KEEP_OUTPUTS={}: {}", std::getenv("KBX_TIMER_KEEP_OUTPUTS"), what));
   }
   return static_cast<int>(keep);
 }

@@ -350,6 +350,7 @@ def _real_batch_timer(monkeypatch, spins):
     t.device, t.probe, t.l2, t.scrub, t.marker = None, timer_module.ProbeMarks(), _Stub(), _Stub(), _Stub()
     t.hold_ms, t.hold_factor = timer_module.FIRST_HOLD_MS, timer_module.HOLD_FACTOR
     t.last_batches = t.last_short_holds = 0
+    t.keep_outputs = 0
     t._spin = spins.append
     return t
 
