@@ -4,7 +4,8 @@
 # named in VARIANTS:
 #   base      the defaults (--slot-at launch since session 30)
 #   call      KBX_SLOT_AT=call (the default before session 30)
-#   jobs16    --jobs 16 (the default is 12 on 16 cores: more jobs ready when the slot frees?)
+#   jobsN     --jobs N, e.g. jobs16 (the default is 12 on 16 cores: more jobs ready when the slot
+#             frees?); session 39: any N, e.g. jobs14 (the H200's memory cap)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
 #   nokeep    KBX_KEEP_QUIET=0 (session 35: a candidate's hush ends after each timed case, as
@@ -37,7 +38,7 @@ for v in ${VARIANTS:-base}; do
   case $v in
     base) (OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
-    jobs16) (export JOBS=16; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
+    jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nokeep) (export KBX_KEEP_QUIET=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
