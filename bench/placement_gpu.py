@@ -32,7 +32,7 @@ import torch
 MIB = 1 << 20
 
 
-def _time(fn, reps):
+def time_median(fn, reps):
     """The median ms of reps calls of fn, each between its own CUDA events, after five untimed."""
     for _ in range(5):
         fn()
@@ -46,7 +46,7 @@ def _time(fn, reps):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
 
 
-def _workloads():
+def workloads():
     """(name, dtype, elements, inputs, the call writing into out)."""
     return [
         ("relu_f16_64M", torch.float16, 64 * MIB, 1, lambda a, out: torch.clamp_min(a[0], 0, out=out)),
@@ -69,9 +69,9 @@ def _sweep(name, dtype, n, n_in, call, offsets, reps):
     for off in offsets:
         lo = n_in * span + off
         out = buf[lo:lo + span].view(dtype)
-        rows.append((off, _time(lambda: call(ins, out), reps)))
+        rows.append((off, time_median(lambda: call(ins, out), reps)))
     # torch's own allocations, as a worker gets them: a fresh output per call
-    own = _time(lambda: call(ins, torch.empty_like(ins[0])), reps)
+    own = time_median(lambda: call(ins, torch.empty_like(ins[0])), reps)
     del buf, ins
     torch.cuda.empty_cache()
     times = [ms for _, ms in rows]
@@ -91,9 +91,9 @@ def _one_process(seed, reps):
     history = [torch.empty(rng.randrange(1, 512) * MIB, dtype=torch.uint8, device="cuda")
                for _ in range(rng.randrange(0, 8))]
     row = {"seed": seed, "history_mib": sum(t.numel() for t in history) // MIB}
-    for name, dtype, n, n_in, call in _workloads():
+    for name, dtype, n, n_in, call in workloads():
         ins = [torch.empty(n, dtype=dtype, device="cuda").uniform_(-1, 1) for _ in range(n_in)]
-        row[name] = _time(lambda: call(ins, torch.empty_like(ins[0])), reps)
+        row[name] = time_median(lambda: call(ins, torch.empty_like(ins[0])), reps)
         del ins
     print(json.dumps(row), flush=True)
 
@@ -106,7 +106,7 @@ def _processes(count, reps):
         out = subprocess.run([sys.executable, __file__, "--one-process", str(seed),
                               "--reps", str(reps)], capture_output=True, text=True, check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    for name, *_ in _workloads():
+    for name, *_ in workloads():
         ms = [r[name] for r in rows]
         print(f"{name} over {count} processes: fastest {min(ms):.4f} ms, slowest {max(ms):.4f} ms "
               f"({(max(ms) / min(ms) - 1) * 100:.1f}% slower); each: "
@@ -130,7 +130,7 @@ def main():
     offsets = sorted({k * 64 * 1024 for k in range(args.offsets)} |
                      {k * 2 * MIB for k in range(args.offsets)})
     print(torch.cuda.get_device_name(), torch.__version__)
-    results = {"offsets": [_sweep(*w, offsets, args.reps) for w in _workloads()]}
+    results = {"offsets": [_sweep(*w, offsets, args.reps) for w in workloads()]}
     torch.cuda.empty_cache()
     results["processes"] = _processes(args.processes, args.reps) if args.processes > 0 else []
     if args.out:

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Does a memory-bound call's speed follow where its freshly allocated buffers land while other
+processes fill and fragment the GPU's memory?
+
+Session 38's references timed as their own candidates (H100, cold run): within one task's eager
+timings, made one after another in one process within a fraction of a second, exactly one full
+case ran 11-17% slower than the same call in the candidate's worker and its neighbours did not
+(relu_fp16: perf_16M 0.988, perf_64M 1.171, perf_odd 1.014, perf_long 0.997; the same in eight
+tasks). So the slow state belongs to a case's own buffers, made afresh for its eager timing, not
+to the process or to a period of the run. Session 39's bench/placement_gpu.py found no offset
+within one fresh allocation on an idle GPU that was slower (all within 1%). What differs in a
+run: the GPU's memory is nearly full of other workers' allocations, made and freed all the time.
+
+This script times each workload over many rounds, each on buffers allocated afresh (behind a
+spacer of random size, so that each round's buffers land elsewhere): first on an idle GPU, then
+with --hogs processes filling the GPU's memory to each --fill in fragments (chunks of random
+sizes, every other one freed back to the driver), doing no GPU work. Per workload and condition
+it prints the fastest, median and slowest round and how many rounds were over --apart behind the
+fastest: if rounds under pressure fall into a slow state about 15% behind and idle ones do not,
+the placement the driver gives under pressure is the cause. Each round is timed three ways: as
+kbx's timer does (a new output each call, freed before the next: the same block every call), on
+copies of its inputs (other input blocks), and with the last three outputs kept alive (other
+output blocks, KBX_TIMER_KEEP_OUTPUTS=2): in a slow round, the way that escapes the slow state
+names the buffers that carry it. Any GPU; about a minute.
+
+    python3 bench/pressure_gpu.py [--rounds 24] [--reps 20] [--hogs 4] [--fill 0.9,0.97]
+        [--apart 0.08] [--out f.json]
+"""
+import argparse
+import json
+import pathlib
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from placement_gpu import MIB, time_median, workloads  # noqa: E402
+
+import torch  # noqa: E402
+
+
+def summarize(times, apart):
+    """(fastest, median, slowest, rounds over apart behind the fastest) of per-round medians."""
+    fast = min(times)
+    slow_rounds = sum(1 for t in times if t > fast * (1 + apart))
+    return fast, statistics.median(times), max(times), slow_rounds
+
+
+def line(name, label, times, apart):
+    fast, mid, slow, slow_rounds = summarize(times, apart)
+    return (f"{name} {label}: fastest {fast:.4f} ms, median {mid:.4f}, slowest {slow:.4f} "
+            f"({(slow / fast - 1) * 100:.1f}% behind); {slow_rounds} of {len(times)} rounds over "
+            f"{apart * 100:.0f}% behind")
+
+
+def slow_rounds_line(times, apart):
+    """The rounds whose `fresh` median was over apart behind the fastest round, each with what the
+    input copies and the output ring gave in the same round (which buffers carry the slow
+    state)."""
+    fast = min(times["fresh"])
+    rounds = zip(times["fresh"], times["input_copies"], times["output_ring"])
+    rows = [f"{f:.4f}/{c:.4f}/{r:.4f}" for f, c, r in rounds if f > fast * (1 + apart)]
+    return f"slow rounds (fresh/input copies/output ring ms): {', '.join(rows) or 'none'}"
+
+
+def _hog(share_bytes, seed):
+    """A process that holds about share_bytes of the GPU's memory in fragments (chunks of random
+    sizes, every other one given back to the driver and the share made up with smaller chunks),
+    then waits for its standard input to close."""
+    rng = random.Random(seed)
+    chunks = []
+
+    def fill(largest_mib):
+        held = sum(c.numel() for c in chunks)
+        while held < share_bytes:
+            size = min(rng.randrange(2, largest_mib + 1) * MIB, share_bytes - held + MIB)
+            try:
+                chunks.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
+            except torch.cuda.OutOfMemoryError:
+                return
+            held += size
+
+    fill(256)
+    del chunks[::2]
+    torch.cuda.empty_cache()
+    fill(64)
+    print("ready", flush=True)
+    sys.stdin.read()
+
+
+def _start_hogs(count, fill, seed):
+    free, total = torch.cuda.mem_get_info()
+    share = int((free - (1 - fill) * total) / max(count, 1))
+    if share <= 0:
+        return []
+    hogs = []
+    for k in range(count):  # one after another: each fragments what the last left
+        hogs.append(subprocess.Popen([sys.executable, __file__, "--hog", str(share), "--seed",
+                                      str(seed + k)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True))
+        hogs[-1].stdout.readline()  # "ready"
+    return hogs
+
+
+def _ring_call(call, ins, ring):
+    """The call with a new output each time, the last `ring` outputs kept alive (as
+    KBX_TIMER_KEEP_OUTPUTS does), so that consecutive calls write to different blocks."""
+    kept = []
+
+    def run():
+        kept.append(call(ins, torch.empty_like(ins[0])))
+        del kept[:-ring]
+    return run
+
+
+def _rounds(workload, rounds, reps, rng):
+    """Per round: a spacer of random size and fresh inputs, then three medians: the call with a
+    new output each call (as kbx's timer, which frees each output: the same block every call);
+    the same on copies of the inputs made while the first ones are still held (other input
+    blocks); with the last three outputs kept alive (other output blocks). Everything is freed
+    back to the driver after the round. Returns {variant: [median per round]}."""
+    name, dtype, n, n_in, call = workload
+    times = {"fresh": [], "input_copies": [], "output_ring": []}
+    for _ in range(rounds):
+        spacer = torch.empty(rng.randrange(0, 512) * MIB + 1, dtype=torch.uint8, device="cuda")
+        ins = [torch.empty(n, dtype=dtype, device="cuda").uniform_(-1, 1) for _ in range(n_in)]
+        times["fresh"].append(time_median(lambda: call(ins, torch.empty_like(ins[0])), reps))
+        copies = [t.clone() for t in ins]
+        times["input_copies"].append(
+            time_median(lambda: call(copies, torch.empty_like(copies[0])), reps))
+        del copies
+        times["output_ring"].append(time_median(_ring_call(call, ins, 3), reps))
+        del spacer, ins
+        torch.cuda.empty_cache()
+    return times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=24)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--hogs", type=int, default=4, help="processes filling the GPU's memory")
+    ap.add_argument("--fill", default="0.9,0.97",
+                    help="of the GPU's memory in use with the hogs: one condition each")
+    ap.add_argument("--apart", type=float, default=0.08)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--hog", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--out", help="write every round's median as JSON here")
+    args = ap.parse_args()
+    if args.hog is not None:
+        _hog(args.hog, args.seed)
+        return 0
+    print(torch.cuda.get_device_name(), torch.__version__, flush=True)
+    rng = random.Random(args.seed)
+    results = {}
+    fills = [None] + [float(f) for f in args.fill.split(",")]
+    for fill in fills:
+        label = "idle" if fill is None else f"fill{fill:g}"
+        hogs = [] if fill is None else _start_hogs(args.hogs, fill, args.seed + 100)
+        free, total = torch.cuda.mem_get_info()
+        print(f"== {label}: {len(hogs)} hogs, {(1 - free / total) * 100:.0f}% of the GPU's "
+              f"memory in use", flush=True)
+        t0 = time.perf_counter()
+        for w in workloads():
+            times = _rounds(w, args.rounds, args.reps, rng)
+            results.setdefault(w[0], {})[label] = times
+            for variant, medians in times.items():
+                print(line(w[0], f"{label} {variant}", medians, args.apart), flush=True)
+            print("  " + slow_rounds_line(times, args.apart), flush=True)
+        print(f"   ({time.perf_counter() - t0:.1f} s)")
+        for h in hogs:
+            h.stdin.close()
+            h.wait()
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(results, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""bench/pressure_gpu.py's summary of per-round medians (the GPU part runs on the GPU machine)."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("pressure_gpu", ROOT / "bench" / "pressure_gpu.py")
+pressure_gpu = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pressure_gpu)  # imports torch; nothing of the GPU until main()
+
+
+def test_rounds_behind_the_fastest_are_counted():
+    times = [0.0903, 0.0905, 0.1056, 0.0904, 0.1060, 0.0975]
+    fast, mid, slow, behind = pressure_gpu.summarize(times, 0.08)
+    assert (fast, slow, behind) == (0.0903, 0.1060, 2)  # 0.0975 is 7.97% behind: not counted
+    assert abs(mid - 0.0940) < 1e-9
+    assert pressure_gpu.line("relu", "pressure", times, 0.08) == (
+        "relu pressure: fastest 0.0903 ms, median 0.0940, slowest 0.1060 (17.4% behind); "
+        "2 of 6 rounds over 8% behind")
+
+
+def test_slow_rounds_show_what_the_other_buffers_gave():
+    times = {"fresh": [0.0903, 0.1056, 0.0905], "input_copies": [0.0904, 0.0902, 0.0906],
+             "output_ring": [0.0903, 0.1050, 0.0904]}
+    assert pressure_gpu.slow_rounds_line(times, 0.08) == (
+        "slow rounds (fresh/input copies/output ring ms): 0.1056/0.0902/0.1050")
+    times["fresh"][1] = 0.0910
+    assert pressure_gpu.slow_rounds_line(times, 0.08).endswith(": none")
