@@ -14,20 +14,22 @@ run: the GPU's memory is nearly full of other workers' allocations, made and fre
 This script times each workload over many rounds, each on buffers allocated afresh (behind a
 spacer of random size, so that each round's buffers land elsewhere): first on an idle GPU, then
 with --hogs processes filling the GPU's memory to each --fill in fragments (chunks of random
-sizes, every other one freed back to the driver), doing no GPU work. Per workload and condition
+sizes, every other one freed back to the driver; with --small-fill, fragments of 64 KiB-1 MiB,
+below the driver's 2 MiB pages), doing no GPU work. Per workload and condition
 it prints the fastest, median and slowest round and how many rounds were over --apart behind the
 fastest: if rounds under pressure fall into a slow state about 15% behind and idle ones do not,
 the placement the driver gives under pressure is the cause. Each round is timed three ways: as
 kbx's timer does (a new output each call, freed before the next: the same block every call), on
 copies of its inputs (other input blocks), and with the last three outputs kept alive (other
 output blocks, KBX_TIMER_KEEP_OUTPUTS=2): in a slow round, the way that escapes the slow state
-names the buffers that carry it. Any GPU; about a minute.
+names the buffers that carry it. Any GPU; about two minutes.
 
-    python3 bench/pressure_gpu.py [--rounds 24] [--reps 20] [--hogs 4] [--fill 0.9,0.97]
-        [--apart 0.08] [--out f.json]
+    python3 bench/pressure_gpu.py [--rounds 24] [--reps 20] [--hogs 4] [--fill 0.9,0.95]
+        [--small-fill 0.9] [--apart 0.08] [--out f.json]
 """
 import argparse
 import json
+import os
 import pathlib
 import random
 import statistics
@@ -65,41 +67,45 @@ def slow_rounds_line(times, apart):
     return f"slow rounds (fresh/input copies/output ring ms): {', '.join(rows) or 'none'}"
 
 
-def _hog(share_bytes, seed):
-    """A process that holds about share_bytes of the GPU's memory in fragments (chunks of random
-    sizes, every other one given back to the driver and the share made up with smaller chunks),
-    then waits for its standard input to close."""
+def _hog(share_bytes, seed, small):
+    """A process that holds about share_bytes of the GPU's memory in fragments, then waits for
+    its standard input to close: chunks of random sizes, every other one given back to the driver
+    and the share made up with smaller ones. Large: chunks of 2-256 MiB, then 2-64 MiB. Small
+    (run without torch's caching allocator, so that each chunk is its own cudaMalloc): 64 KiB to
+    1 MiB, below the driver's 2 MiB pages."""
     rng = random.Random(seed)
     chunks = []
+    unit = 64 * 1024 if small else MIB
 
-    def fill(largest_mib):
+    def fill(lo, hi):
         held = sum(c.numel() for c in chunks)
         while held < share_bytes:
-            size = min(rng.randrange(2, largest_mib + 1) * MIB, share_bytes - held + MIB)
+            size = min(rng.randrange(lo, hi + 1) * unit, share_bytes - held + unit)
             try:
                 chunks.append(torch.empty(size, dtype=torch.uint8, device="cuda"))
             except torch.cuda.OutOfMemoryError:
                 return
             held += size
 
-    fill(256)
+    fill(*((1, 16) if small else (2, 256)))
     del chunks[::2]
     torch.cuda.empty_cache()
-    fill(64)
+    fill(*((1, 8) if small else (2, 64)))
     print("ready", flush=True)
     sys.stdin.read()
 
 
-def _start_hogs(count, fill, seed):
+def _start_hogs(count, fill, seed, small):
     free, total = torch.cuda.mem_get_info()
     share = int((free - (1 - fill) * total) / max(count, 1))
     if share <= 0:
         return []
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1") if small else None
     hogs = []
     for k in range(count):  # one after another: each fragments what the last left
-        hogs.append(subprocess.Popen([sys.executable, __file__, "--hog", str(share), "--seed",
-                                      str(seed + k)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True))
+        argv = [sys.executable, __file__, "--hog", str(share), "--seed", str(seed + k)]
+        hogs.append(subprocess.Popen(argv + (["--small"] if small else []), env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
         hogs[-1].stdout.readline()  # "ready"
     return hogs
 
@@ -142,23 +148,27 @@ def main():
     ap.add_argument("--rounds", type=int, default=24)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--hogs", type=int, default=4, help="processes filling the GPU's memory")
-    ap.add_argument("--fill", default="0.9,0.97",
+    ap.add_argument("--fill", default="0.9,0.95",
                     help="of the GPU's memory in use with the hogs: one condition each")
     ap.add_argument("--apart", type=float, default=0.08)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--small-fill", default="0.9",
+                    help="the same with fragments of 64 KiB-1 MiB ('' for none)")
     ap.add_argument("--hog", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help="write every round's median as JSON here")
     args = ap.parse_args()
     if args.hog is not None:
-        _hog(args.hog, args.seed)
+        _hog(args.hog, args.seed, args.small)
         return 0
     print(torch.cuda.get_device_name(), torch.__version__, flush=True)
     rng = random.Random(args.seed)
     results = {}
-    fills = [None] + [float(f) for f in args.fill.split(",")]
-    for fill in fills:
-        label = "idle" if fill is None else f"fill{fill:g}"
-        hogs = [] if fill is None else _start_hogs(args.hogs, fill, args.seed + 100)
+    conditions = [(None, False)] + [(float(f), False) for f in args.fill.split(",") if f] + \
+        [(float(f), True) for f in args.small_fill.split(",") if f]
+    for fill, small in conditions:
+        label = "idle" if fill is None else f"fill{fill:g}" + ("_small" if small else "")
+        hogs = [] if fill is None else _start_hogs(args.hogs, fill, args.seed + 100, small)
         free, total = torch.cuda.mem_get_info()
         print(f"== {label}: {len(hogs)} hogs, {(1 - free / total) * 100:.0f}% of the GPU's "
               f"memory in use", flush=True)
