@@ -2,25 +2,13 @@
 the tasks with a case apart first; nvidia-smi's local time brought onto the monotonic clock."""
 import datetime
 import pathlib
-import sqlite3
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "clocks_at_holds.py"
 
-
-def _db(path, rows):
-    db = sqlite3.connect(path)
-    db.executescript(
-        "CREATE TABLE results(id INTEGER PRIMARY KEY, task TEXT);"
-        "CREATE TABLE case_results(result_id INTEGER, name TEXT, cand_ms REAL, eager_ms REAL, "
-        "timing_flags TEXT);")
-    for k, (task, case, cand, eager) in enumerate(rows, start=1):
-        db.execute("INSERT INTO results VALUES(?,?)", (k, task))
-        db.execute("INSERT INTO case_results VALUES(?,?,?,?,'')", (k, case, cand, eager))
-    db.commit()
-    return str(path)
+from test_two_states import _db  # noqa: E402  (a results database of such rows)
 
 
 def test_clocks_are_placed_on_each_sides_holds(tmp_path):
@@ -43,8 +31,8 @@ def test_clocks_are_placed_on_each_sides_holds(tmp_path):
         "102.0 acquire gpu-0.lock candidate A/relu\n102.4 release gpu-0.lock candidate A/relu\n"
         "102.6 acquire gpu-0.lock candidate B/add\n102.9 release gpu-0.lock candidate B/add\n"
         "103.0 fed pipeline B/add\n")
-    db = _db(tmp_path / "run.db", [("A/relu", "perf_64M", 0.090, 0.1056),
-                                   ("B/add", "perf", 0.2, 0.2)])
+    db = _db(tmp_path / "run.db", [("A/relu", "perf_64M", 0.090, 0.1056, ""),
+                                   ("B/add", "perf", 0.2, 0.2, "")])
     out = subprocess.run([sys.executable, str(SCRIPT), "--trace", str(trace), "--clocks",
                           str(clocks), "--pair", str(pair), "--db", db],
                          capture_output=True, text=True)
