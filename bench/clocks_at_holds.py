@@ -7,7 +7,9 @@ identical call timed as the candidate, and placement (bench/placement_gpu.py, se
 no such spread. This script places the GPU's record (nvidia-smi sampled beside the run) on the
 slot trace's holds (KBX_SLOT_TRACE, monotonic seconds) and prints, per task, the median SM clock,
 memory clock and power draw over the reference worker's holds (its eager timings) and over the
-candidate's, the tasks with a case apart first.
+candidate's, the tasks with a case apart first. Per task, not per case: a hold times a task's
+few full cases within a few hundred milliseconds, so a dip as short as one case (tens of
+milliseconds) may fall between two samples; a dip over a good part of the hold shows.
 
     nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,\
 utilization.gpu,utilization.memory --format=csv,noheader,nounits -lms 50 > clocks.csv &
