@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepared in session 39 for the next GPU session's first call (about 8 min, any GPU; give the
-# call timeout_s 600 and carry .carry/): the two states of identical calls (session 38), whose slow state belongs to one case's
-# freshly made buffers (one case of a task slow, its neighbours in the same hold not):
+# call timeout_s 600 and carry .carry/): the two states of identical calls (session 38), whose
+# slow state belongs to one case's freshly made buffers (one case of a task slow, its neighbours
+# in the same hold not):
 #   1. bench/pressure_gpu.py: fresh buffers on an idle GPU against a GPU whose memory other
 #      processes fill (90%, 95%, and 90% in fragments below 2 MiB) in fragments; which buffers (inputs or output) carry a slow round;
 #   2. clocks-cold.sh: the 184 references cold with the GPU's clocks sampled beside them, then
