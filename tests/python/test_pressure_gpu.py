@@ -25,3 +25,10 @@ def test_slow_rounds_show_what_the_other_buffers_gave():
         "slow rounds (fresh/input copies/output ring ms): 0.1056/0.0902/0.1050")
     times["fresh"][1] = 0.0910
     assert pressure_gpu.slow_rounds_line(times, 0.08).endswith(": none")
+
+
+def test_a_condition_with_no_room_says_so():
+    assert pressure_gpu.line("relu", "fill0.95_carved fresh", [], 0.08) == (
+        "relu fill0.95_carved fresh: no round had room")
+    empty = {"fresh": [], "input_copies": [], "output_ring": []}
+    assert pressure_gpu.slow_rounds_line(empty, 0.08) == "slow rounds: none timed"
