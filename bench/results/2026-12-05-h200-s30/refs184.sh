@@ -14,6 +14,7 @@
 #             batch's enqueue time instead of 2x; the timings' holds_s say what the holds cost)
 #   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
 #   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
+#   keepN     KBX_TIMER_KEEP_OUTPUTS=N (session 40: both timers' outputs over N + 1 blocks)
 #   context   KBX_QUIET_CPU_FIRST=context (session 32: a job joins the quiet host after its CUDA
 #             start, not before; bench/context_interference.py asks whether that is sound)
 # Since session 30's baseline settle the reference worker's sources changed, so session 25's
@@ -40,6 +41,7 @@ for v in ${VARIANTS:-base}; do
     call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    keep[0-9]) (export KBX_TIMER_KEEP_OUTPUTS=${v#keep}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nokeep) (export KBX_KEEP_QUIET=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     hold125) (export KBX_TIMER_HOLD_FACTOR=1.25; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
