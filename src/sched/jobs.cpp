@@ -488,7 +488,8 @@ std::string not_a_verdict_beside_others(const store::Result& result, bool parent
     return "oom_beside";
   }
   // the same, in a GPU library's words: a failed allocation (cuBLAS's handle, session 35 on an
-  // H100) or cuDNN's internal error, which memory running out gives too
+  // H100) or a library's internal error (cuDNN's, cuSOLVER's handle), which memory running out
+  // gives too
   if ((result.status == verdict::status_name(verdict::Status::CudaError) ||
        result.status == verdict::status_name(verdict::Status::RuntimeError)) &&
       (out_of_gpu_memory(result.detail) || gpu_library_internal_error(result.detail))) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 
 #include "common/util.h"
 #include "kbx/probe_records.h"
@@ -114,8 +115,21 @@ bool out_of_gpu_memory(const std::string& error) {
          error.find("CUFFT_ALLOC_FAILED") != std::string::npos;
 }
 
+std::string gpu_library_internal_error_name(const std::string& error) {
+  // cuDNN's (session 35, an H100 with 80 GB in use), cuSOLVER's handle (session 40, 12 jobs on an
+  // H100: `cusolverDnCreate(handle)`), cuBLAS's handle (cublasCreate's usual word for no room) and
+  // cuFFT's plan: each library's word when its own allocation failed inside
+  static constexpr std::array<std::string_view, 5> kNames{
+      "CUDNN_STATUS_INTERNAL_ERROR", "CUSOLVER_STATUS_INTERNAL_ERROR",
+      "CUSOLVER_STATUS_NOT_INITIALIZED", "CUBLAS_STATUS_NOT_INITIALIZED", "CUFFT_INTERNAL_ERROR"};
+  for (std::string_view name : kNames) {
+    if (error.find(name) != std::string::npos) return std::string(name);
+  }
+  return "";
+}
+
 bool gpu_library_internal_error(const std::string& error) {
-  return error.find("CUDNN_STATUS_INTERNAL_ERROR") != std::string::npos;
+  return !gpu_library_internal_error_name(error).empty();
 }
 
 bool gpu_contended(const std::string& error) {
@@ -127,9 +141,12 @@ std::optional<AloneRetry> alone_retry(const std::string& error) {
     return AloneRetry{"out of the GPU's memory beside other work",
                       "out of the GPU's memory with the GPU to itself"};
   }
-  if (gpu_library_internal_error(error)) {
-    return AloneRetry{"cuDNN's internal error beside other work (most often its memory ran out)",
-                      "cuDNN's internal error with the GPU to itself"};
+  if (const std::string name = gpu_library_internal_error_name(error); !name.empty()) {
+    return AloneRetry{
+        fmt::format("a GPU library's internal error ({}) beside other work (most often its "
+                    "memory ran out)",
+                    name),
+        fmt::format("a GPU library's internal error ({}) with the GPU to itself", name)};
   }
   if (gpu_contended(error)) {
     return AloneRetry{"its baselines met another process's GPU work that did not drain",

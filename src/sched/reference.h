@@ -57,8 +57,12 @@ bool out_of_gpu_memory(const std::string& error);
 
 /// Whether an error is a GPU library's internal error that memory running out beside other work
 /// also gives (cuDNN's CUDNN_STATUS_INTERNAL_ERROR: session 35 on an H100 with 80 GB in use, an
-/// honest convolution's reference failed so): no verdict until it failed alone.
+/// honest convolution's reference failed so; cuSOLVER's handle: session 40, an honest QR's
+/// reference beside 12 jobs): no verdict until it failed alone.
 bool gpu_library_internal_error(const std::string& error);
+
+/// The library's status word that makes gpu_library_internal_error true ("" when none).
+std::string gpu_library_internal_error_name(const std::string& error);
 
 /// Whether a reference's error is its baselines' timing refused because another process's work
 /// on the GPU did not drain (the worker's GpuContended): beside other jobs that may be a

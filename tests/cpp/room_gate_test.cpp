@@ -193,6 +193,21 @@ TEST(ReferenceRetryAlone, OnlyGpuMemoryAndContendedBaselinesAreComputedAgainAlon
   ASSERT_TRUE(alone_retry(cudnn).has_value());
   EXPECT_NE(alone_retry(cudnn)->deferred_because.find("beside other work"), std::string::npos);
   EXPECT_NE(alone_retry(cudnn)->prefix.find("to itself"), std::string::npos);
+  // session 40 (12 jobs on an H100): an honest QR's reference lost its cuSOLVER handle
+  const std::string cusolver =
+      "RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling "
+      "`cusolverDnCreate(handle)`.";
+  EXPECT_FALSE(out_of_gpu_memory(cusolver));
+  ASSERT_TRUE(alone_retry(cusolver).has_value());
+  EXPECT_NE(alone_retry(cusolver)->deferred_because.find("CUSOLVER_STATUS_INTERNAL_ERROR"),
+            std::string::npos);
+  EXPECT_TRUE(
+      gpu_library_internal_error("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when "
+                                 "calling `cublasCreate(handle)`"));
+  EXPECT_TRUE(gpu_library_internal_error("RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR"));
+  // a status word of no failed allocation stays the candidate's (or the reference's) own error
+  EXPECT_FALSE(gpu_library_internal_error("RuntimeError: CUSOLVER_STATUS_INVALID_VALUE"));
+  EXPECT_FALSE(gpu_library_internal_error("RuntimeError: CUBLAS_STATUS_EXECUTION_FAILED"));
 }
 
 }  // namespace

@@ -313,7 +313,8 @@ E2E_REFERENCE = textwrap.dedent('''
 
 # candidate of tests/adversarial/verdict/lean_inputs -> its status through kbx eval
 E2E_CANDIDATES = {"honest": "passed", "mutates_full": "input_mutation", "fakes_oom": "oom",
-                  "fakes_cublas_alloc": "oom", "fakes_cudnn_internal": "runtime_error"}
+                  "fakes_cublas_alloc": "oom", "fakes_cudnn_internal": "runtime_error",
+                  "fakes_cusolver_handle": "runtime_error"}
 
 
 def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
@@ -347,14 +348,15 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     assert outcomes == ["oom_beside", "oom"]
     # a GPU library's words for the same (session 35): again alone, then the verdict stands
     with sqlite3.connect(db) as con:
-        for name, last in (("fakes_cublas_alloc", "oom"), ("fakes_cudnn_internal", "runtime_error")):
+        for name, last in (("fakes_cublas_alloc", "oom"), ("fakes_cudnn_internal", "runtime_error"),
+                           ("fakes_cusolver_handle", "runtime_error")):
             got = [o for (o,) in con.execute(
                 "SELECT a.outcome FROM attempts a JOIN candidates c ON c.id = a.candidate_id "
                 "WHERE c.task = ? ORDER BY a.id", (f"Math/scale_{name}",))]
             assert got == ["oom_beside", last], (name, got)
     assert ("Math/scale_fakes_oom: out of the GPU's memory beside other jobs; it runs again alone"
             in proc.stderr), proc.stderr  # said, not only recorded
-    assert "3 jobs ran again alone (oom_beside 3)" in proc.stderr  # and summed up at the end
+    assert "4 jobs ran again alone (oom_beside 4)" in proc.stderr  # and summed up at the end
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
