@@ -21,15 +21,22 @@ fastest: if rounds under pressure fall into a slow state about 15% behind and id
 the placement the driver gives under pressure is the cause. Each round is timed three ways: as
 kbx's timer does (a new output each call, freed before the next: the same block every call), on
 copies of its inputs (other input blocks), and with the last three outputs kept alive (other
-output blocks, KBX_TIMER_KEEP_OUTPUTS=2): in a slow round, the way that escapes the slow state
+output blocks, as KBX_TIMER_KEEP_OUTPUTS=3): in a slow round, the way that escapes the slow state
 names the buffers that carry it. Every condition runs twice: with the round's buffers from new
 segments (a fresh candidate worker's case) and cut from segments the caching allocator kept from
 freed temporaries (a reference worker's: between sessions 37 and 38 the eager side's timing of
 the same case changed by more than 8% on 17 of 598 cases, the candidate side's on 1). Any GPU;
 about two minutes.
 
+Session 40 (H100): on an idle GPU too, 160 of 480 rounds were slow the first way, 1 of 480 with
+the outputs kept. Yet kbx's own timer with KBX_TIMER_KEEP_OUTPUTS=3 left every sample of a slow
+eager timing slow (22 cases apart in a cold run of the 184 references, against 7-12 without).
+So each round is also timed twice by kbx's own CudaTimer (its L2 scrub before every call, its
+holds and batches) on the same inputs, without and with three outputs kept (--no-kbx-timer:
+not): whether kbx's timer sees the same state as the plain events.
+
     python3 bench/pressure_gpu.py [--rounds 16] [--reps 20] [--hogs 4] [--fill 0.9,0.95]
-        [--small-fill 0.9] [--apart 0.08] [--out f.json]
+        [--small-fill 0.9] [--apart 0.08] [--out f.json] [--no-kbx-timer]
 """
 import argparse
 import json
@@ -65,14 +72,16 @@ def line(name, label, times, apart):
 
 def slow_rounds_line(times, apart):
     """The rounds whose `fresh` median was over apart behind the fastest round, each with what the
-    input copies and the output ring gave in the same round (which buffers carry the slow
-    state)."""
+    other ways gave in the same round (input copies and the output ring: which buffers carry the
+    slow state; kbx's own timer, when timed)."""
     if not times["fresh"]:
         return "slow rounds: none timed"
     fast = min(times["fresh"])
-    rounds = zip(times["fresh"], times["input_copies"], times["output_ring"])
-    rows = [f"{f:.4f}/{c:.4f}/{r:.4f}" for f, c, r in rounds if f > fast * (1 + apart)]
-    return f"slow rounds (fresh/input copies/output ring ms): {', '.join(rows) or 'none'}"
+    ways = [w for w in times if len(times[w]) == len(times["fresh"])]
+    rows = ["/".join(f"{ms:.4f}" for ms in row) for row in zip(*(times[w] for w in ways))
+            if row[0] > fast * (1 + apart)]
+    names = "/".join(w.replace("_", " ") for w in ways)
+    return f"slow rounds ({names} ms): {', '.join(rows) or 'none'}"
 
 
 def _hog(share_bytes, seed, small):
@@ -129,7 +138,14 @@ def _ring_call(call, ins, ring):
     return run
 
 
-def _rounds(workload, rounds, reps, rng, carved):
+def _kbx_timed(timer, keep_outputs, fn):
+    """The median ms of fn timed by kbx's own CudaTimer (its L2 scrub before every call, its holds
+    and batches), with keep_outputs earlier outputs alive through each call."""
+    timer.keep_outputs = keep_outputs
+    return statistics.median(timer.run(fn))
+
+
+def _rounds(workload, rounds, reps, rng, carved, timer=None):
     """Per round: a spacer of random size and fresh inputs, then three medians: the call with a
     new output each call (as kbx's timer, which frees each output: the same block every call);
     the same on copies of the inputs made while the first ones are still held (other input
@@ -140,9 +156,11 @@ def _rounds(workload, rounds, reps, rng, carved):
     driver after the round. Returns {variant: [median per round]}."""
     name, dtype, n, n_in, call = workload
     times = {"fresh": [], "input_copies": [], "output_ring": []}
+    if timer is not None:
+        times |= {"kbx_timer": [], "kbx_timer_ring": []}
     for _ in range(rounds):
         try:
-            row = _round(dtype, n, n_in, call, reps, rng, carved)
+            row = _round(dtype, n, n_in, call, reps, rng, carved, timer)
         except torch.cuda.OutOfMemoryError:
             row = None  # no room under this condition: the round is left out
         torch.cuda.empty_cache()
@@ -154,8 +172,9 @@ def _rounds(workload, rounds, reps, rng, carved):
     return times
 
 
-def _round(dtype, n, n_in, call, reps, rng, carved):
-    """One round of _rounds: (fresh, input_copies, output_ring) medians."""
+def _round(dtype, n, n_in, call, reps, rng, carved, timer=None):
+    """One round of _rounds: (fresh, input_copies, output_ring) medians, then with a timer the
+    same inputs timed by it (a new output each call, then three kept: KBX_TIMER_KEEP_OUTPUTS=3)."""
     if carved:
         largest = max(256, min(1024, torch.cuda.mem_get_info()[0] // (6 * MIB)))
         temporaries = [torch.empty(rng.randrange(256, largest + 1) * MIB, dtype=torch.uint8,
@@ -168,8 +187,12 @@ def _round(dtype, n, n_in, call, reps, rng, carved):
     copied = time_median(lambda: call(copies, torch.empty_like(copies[0])), reps)
     del copies
     ring = time_median(_ring_call(call, ins, 3), reps)
+    by_kbx = ()
+    if timer is not None:
+        fn = lambda: call(ins, torch.empty_like(ins[0]))  # noqa: E731
+        by_kbx = (_kbx_timed(timer, 0, fn), _kbx_timed(timer, 3, fn))
     del spacer, ins
-    return fresh, copied, ring
+    return (fresh, copied, ring) + by_kbx
 
 
 def main():
@@ -186,12 +209,19 @@ def main():
     ap.add_argument("--hog", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--small", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help="write every round's median as JSON here")
+    ap.add_argument("--no-kbx-timer", action="store_true",
+                    help="leave out the rounds' timing by kbx's own CudaTimer")
     args = ap.parse_args()
     if args.hog is not None:
         _hog(args.hog, args.seed, args.small)
         return 0
     print(torch.cuda.get_device_name(), torch.__version__, flush=True)
     rng = random.Random(args.seed)
+    timer = None
+    if not args.no_kbx_timer:  # made once, before any round: its 256 MiB scrub stays put
+        sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+        from kbx_worker.timer import CudaTimer
+        timer = CudaTimer(torch.device("cuda"))
     results = {}
     conditions = [(None, False)] + [(float(f), False) for f in args.fill.split(",") if f] + \
         [(float(f), True) for f in args.small_fill.split(",") if f]
@@ -204,7 +234,7 @@ def main():
         t0 = time.perf_counter()
         for w in workloads():
             for carved in (False, True):
-                times = _rounds(w, args.rounds, args.reps, rng, carved)
+                times = _rounds(w, args.rounds, args.reps, rng, carved, timer)
                 how = f"{label}{'_carved' if carved else ''}"
                 results.setdefault(w[0], {})[how] = times
                 for variant, medians in times.items():

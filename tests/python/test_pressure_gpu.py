@@ -25,6 +25,13 @@ def test_slow_rounds_show_what_the_other_buffers_gave():
         "slow rounds (fresh/input copies/output ring ms): 0.1056/0.0902/0.1050")
     times["fresh"][1] = 0.0910
     assert pressure_gpu.slow_rounds_line(times, 0.08).endswith(": none")
+    # kbx's own timer's two ways, when timed, follow in the same row
+    times = {"fresh": [0.0903, 0.1056], "input_copies": [0.0904, 0.0902],
+             "output_ring": [0.0903, 0.0904], "kbx_timer": [0.0905, 0.1049],
+             "kbx_timer_ring": [0.0906, 0.1051]}
+    assert pressure_gpu.slow_rounds_line(times, 0.08) == (
+        "slow rounds (fresh/input copies/output ring/kbx timer/kbx timer ring ms): "
+        "0.1056/0.0902/0.0904/0.1049/0.1051")
 
 
 def test_a_condition_with_no_room_says_so():
