@@ -39,3 +39,29 @@ def test_a_condition_with_no_room_says_so():
         "relu fill0.95_carved fresh: no round had room")
     empty = {"fresh": [], "input_copies": [], "output_ring": []}
     assert pressure_gpu.slow_rounds_line(empty, 0.08) == "slow rounds: none timed"
+
+
+def test_kbx_timer_ways_line_up_with_their_names(monkeypatch):
+    """With kbx's timer, each round's five medians land under their own names, in order; the
+    timer is asked without kept outputs first, then with three."""
+    asked = []
+
+    class FakeTimer:
+        keep_outputs = None
+
+        def run(self, fn):
+            asked.append(self.keep_outputs)
+            return [1.0, 2.0, 3.0]
+
+    timer = FakeTimer()
+    assert pressure_gpu._kbx_timed(timer, 3, lambda: None) == 2.0 and asked == [3]
+    rows = iter([(0.1, 0.2, 0.3, 0.4, 0.5), (1.1, 1.2, 1.3, 1.4, 1.5)])
+    monkeypatch.setattr(pressure_gpu, "_round", lambda *a: next(rows))
+    monkeypatch.setattr(pressure_gpu.torch.cuda, "empty_cache", lambda: None)
+    workload = ("w", None, 1, 1, None)
+    times = pressure_gpu._rounds(workload, 2, 3, None, False, timer)
+    assert times == {"fresh": [0.1, 1.1], "input_copies": [0.2, 1.2], "output_ring": [0.3, 1.3],
+                     "kbx_timer": [0.4, 1.4], "kbx_timer_ring": [0.5, 1.5]}
+    rows = iter([(0.1, 0.2, 0.3)])
+    assert list(pressure_gpu._rounds(workload, 1, 3, None, False)) == [
+        "fresh", "input_copies", "output_ring"]
