@@ -33,7 +33,9 @@ the outputs kept. Yet kbx's own timer with KBX_TIMER_KEEP_OUTPUTS=3 left every s
 eager timing slow (22 cases apart in a cold run of the 184 references, against 7-12 without).
 So each round is also timed twice by kbx's own CudaTimer (its L2 scrub before every call, its
 holds and batches) on the same inputs, without and with three outputs kept (--no-kbx-timer:
-not): whether kbx's timer sees the same state as the plain events.
+not): whether kbx's timer sees the same state as the plain events. And for up to three slow
+and three fast rounds it prints where their buffers lay (each input's offset into a 2 MiB page,
+the output's distance from each input): whether the slow pairs share a place.
 
     python3 bench/pressure_gpu.py [--rounds 16] [--reps 20] [--hogs 4] [--fill 0.9,0.95]
         [--small-fill 0.9] [--apart 0.08] [--out f.json] [--no-kbx-timer]
@@ -138,6 +140,18 @@ def _ring_call(call, ins, ring):
     return run
 
 
+def places_lines(fresh, places, apart, most=3):
+    """Where the buffers of up to `most` slow rounds (fresh median over apart behind the fastest)
+    and of as many fast ones lay (place_line): whether the slow ones share a place."""
+    if not fresh or len(places) != len(fresh):
+        return []
+    fast = min(fresh)
+    slow = [(ms, p) for ms, p in zip(fresh, places) if ms > fast * (1 + apart)][:most]
+    quick = [(ms, p) for ms, p in zip(fresh, places) if ms <= fast * (1 + apart)][:most]
+    return ([f"slow {ms:.4f} ms: {place_line(p)}" for ms, p in slow]
+            + [f"fast {ms:.4f} ms: {place_line(p)}" for ms, p in quick])
+
+
 def _kbx_timed(timer, keep_outputs, fn):
     """The median ms of fn timed by kbx's own CudaTimer (its L2 scrub before every call, its holds
     and batches), with keep_outputs earlier outputs alive through each call."""
@@ -145,7 +159,21 @@ def _kbx_timed(timer, keep_outputs, fn):
     return statistics.median(timer.run(fn))
 
 
-def _rounds(workload, rounds, reps, rng, carved, timer=None):
+def place_of(ins, out):
+    """Where a round's buffers lie: each input's address modulo 2 MiB (the driver's page) and the
+    output's distance from each input, in bytes."""
+    return {"in_mod_2mib": [t.data_ptr() % (2 * MIB) for t in ins],
+            "out_minus_in": [out.data_ptr() - t.data_ptr() for t in ins]}
+
+
+def place_line(place):
+    """place_of's record in a few words (MiB)."""
+    mods = ",".join(f"{m / MIB:.3f}" for m in place["in_mod_2mib"])
+    gaps = ",".join(f"{g / MIB:+.1f}" for g in place["out_minus_in"])
+    return f"inputs at {mods} MiB into a 2 MiB page, output {gaps} MiB from them"
+
+
+def _rounds(workload, rounds, reps, rng, carved, timer=None, places=None):
     """Per round: a spacer of random size and fresh inputs, then three medians: the call with a
     new output each call (as kbx's timer, which frees each output: the same block every call);
     the same on copies of the inputs made while the first ones are still held (other input
@@ -153,16 +181,20 @@ def _rounds(workload, rounds, reps, rng, carved, timer=None):
     buffers are cut from segments the caching allocator keeps from larger temporaries made and
     freed first (as a reference worker's are, after its float64 shadows and other cases), not
     from new ones (as a fresh candidate worker's mostly are). Everything is freed back to the
-    driver after the round. Returns {variant: [median per round]}."""
+    driver after the round. Returns {variant: [median per round]}; places, when given, gets each
+    timed round's place_of."""
     name, dtype, n, n_in, call = workload
     times = {"fresh": [], "input_copies": [], "output_ring": []}
     if timer is not None:
         times |= {"kbx_timer": [], "kbx_timer_ring": []}
     for _ in range(rounds):
+        placed = len(places) if places is not None else 0
         try:
-            row = _round(dtype, n, n_in, call, reps, rng, carved, timer)
+            row = _round(dtype, n, n_in, call, reps, rng, carved, timer, places)
         except torch.cuda.OutOfMemoryError:
             row = None  # no room under this condition: the round is left out
+            if places is not None:
+                del places[placed:]
         torch.cuda.empty_cache()
         if row is None:
             print(f"  {name}: a round left out (out of the GPU's memory)", flush=True)
@@ -172,7 +204,7 @@ def _rounds(workload, rounds, reps, rng, carved, timer=None):
     return times
 
 
-def _round(dtype, n, n_in, call, reps, rng, carved, timer=None):
+def _round(dtype, n, n_in, call, reps, rng, carved, timer=None, places=None):
     """One round of _rounds: (fresh, input_copies, output_ring) medians, then with a timer the
     same inputs timed by it (a new output each call, then three kept: KBX_TIMER_KEEP_OUTPUTS=3)."""
     if carved:
@@ -182,6 +214,10 @@ def _round(dtype, n, n_in, call, reps, rng, carved, timer=None):
         del temporaries  # kept by the caching allocator, split for what follows
     spacer = torch.empty(rng.randrange(0, 512) * MIB + 1, dtype=torch.uint8, device="cuda")
     ins = [torch.empty(n, dtype=dtype, device="cuda").uniform_(-1, 1) for _ in range(n_in)]
+    if places is not None:  # the block the timed calls' outputs get: this one, freed first
+        out = torch.empty_like(ins[0])
+        places.append(place_of(ins, out))
+        del out
     fresh = time_median(lambda: call(ins, torch.empty_like(ins[0])), reps)
     copies = [t.clone() for t in ins]
     copied = time_median(lambda: call(copies, torch.empty_like(copies[0])), reps)
@@ -234,11 +270,15 @@ def main():
         t0 = time.perf_counter()
         for w in workloads():
             for carved in (False, True):
-                times = _rounds(w, args.rounds, args.reps, rng, carved, timer)
+                places = []
+                times = _rounds(w, args.rounds, args.reps, rng, carved, timer, places)
                 how = f"{label}{'_carved' if carved else ''}"
                 results.setdefault(w[0], {})[how] = times
+                results[w[0]][how + "_places"] = places
                 for variant, medians in times.items():
                     print(line(w[0], f"{how} {variant}", medians, args.apart), flush=True)
+                for text in places_lines(times["fresh"], places, args.apart):
+                    print("  place: " + text, flush=True)
                 print("  " + slow_rounds_line(times, args.apart), flush=True)
         print(f"   ({time.perf_counter() - t0:.1f} s)")
         for h in hogs:

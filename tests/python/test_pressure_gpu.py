@@ -65,3 +65,42 @@ def test_kbx_timer_ways_line_up_with_their_names(monkeypatch):
     rows = iter([(0.1, 0.2, 0.3)])
     assert list(pressure_gpu._rounds(workload, 1, 3, None, False)) == [
         "fresh", "input_copies", "output_ring"]
+
+
+class _At:
+    """A stand-in for a tensor at an address."""
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def data_ptr(self):
+        return self.ptr
+
+
+def test_places_say_where_slow_and_fast_rounds_lay():
+    mib = 1 << 20
+    place = pressure_gpu.place_of([_At(1024 * mib + mib // 2)], _At(1152 * mib + mib // 2))
+    assert place == {"in_mod_2mib": [mib // 2], "out_minus_in": [128 * mib]}
+    assert pressure_gpu.place_line(place) == (
+        "inputs at 0.500 MiB into a 2 MiB page, output +128.0 MiB from them")
+    far = pressure_gpu.place_of([_At(0)], _At(2 * mib))
+    lines = pressure_gpu.places_lines([0.0903, 0.1056], [far, place], 0.08)
+    assert lines == ["slow 0.1056 ms: " + pressure_gpu.place_line(place),
+                     "fast 0.0903 ms: " + pressure_gpu.place_line(far)]
+    assert pressure_gpu.places_lines([0.0903], [], 0.08) == []  # not recorded: nothing said
+
+
+def test_a_round_out_of_memory_leaves_no_place(monkeypatch):
+    calls = iter(["ok", "oom", "ok"])
+
+    def fake_round(*args):
+        places = args[-1]
+        places.append({"round": len(places)})
+        if next(calls) == "oom":
+            raise pressure_gpu.torch.cuda.OutOfMemoryError("no room")
+        return (0.1, 0.2, 0.3)
+    monkeypatch.setattr(pressure_gpu, "_round", fake_round)
+    monkeypatch.setattr(pressure_gpu.torch.cuda, "empty_cache", lambda: None)
+    places = []
+    times = pressure_gpu._rounds(("w", None, 1, 1, None), 3, 3, None, False, None, places)
+    assert len(times["fresh"]) == 2 and len(places) == 2

@@ -14,4 +14,4 @@ export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 120 python3 bench/conv_workspace_gpu.py 2>&1 | tee $OUT/conv.txt
 timeout 270 python3 bench/pressure_gpu.py --out $OUT/pressure.json 2>&1 | grep -v 'a round left out' |
-  tee $OUT/pressure.txt | grep -v '^  slow rounds'
+  tee $OUT/pressure.txt | grep -v '^  slow rounds\|^  place:'
