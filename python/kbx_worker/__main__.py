@@ -95,6 +95,22 @@ def _keep_probe_to_this_process():
         pass  # not open: the probe reports it when CUDA starts
 
 
+def name_process(mode):
+    """Names this process kbx-<mode> (Linux's comm: ps, top, /proc/PID/comm), so that a sampler
+    of the GPU's processes (bench/gpu_mem_by_role.py) can tell a reference worker from a
+    candidate or a judge: warm parents fork them all from one command line. For diagnostics only:
+    a candidate can rename itself. Returns whether it took."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_name = 15
+        return libc.prctl(pr_set_name, f"kbx-{mode}".encode()[:15], 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="kbx_worker")
     parser.add_argument("--request-fd", type=int, required=True)
@@ -104,6 +120,7 @@ def main(argv=None):
     from .proto import Channel
     channel = Channel(opts.request_fd, opts.event_fd)
     request = channel.read_request()
+    name_process(str(request.get("mode", "worker")))
     _hello(channel, request)
     if request["mode"] in ("reference", "candidate") and "cuda" in str(request.get("device")):
         preload_lazy_torch_modules()  # on a GPU only: the CPU has no timing slot
