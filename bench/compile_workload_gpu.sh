@@ -16,7 +16,9 @@
 # triton rejects statically (static_reject).
 # Expects the kbx binary carried in .carry/ (bench/README.md), else build/.
 #   OUT=/dir [TIMEOUT=400] [SAMPLE=12 | SAMPLE=Cat/a,Cat/b] [JOBS=n] [DYNAMIC=auto|false|true]
-#     [RUNS="full serial"] [FROM_DB=file(.gz)] [REF_CACHE=dir SEED=n] bash bench/compile_workload_gpu.sh
+#     [RUNS="full serial"] [FROM_DB=file(.gz)] [REF_CACHE=dir SEED=n] [REF_WORKERS=n]
+#     bash bench/compile_workload_gpu.sh
+# REF_WORKERS: --reference-workers for the full run (default: from the lanes, min(8, lanes/2 + 2)).
 # REF_CACHE with SEED: the reference cache of an earlier run with --seed SEED (the references as
 # candidates, bench/pipeline_profile_gpu.sh's seed is 7): the method's run then finds every
 # task's reference work done, as a second method on the same machine does.
@@ -111,8 +113,8 @@ EOF
 }
 
 RUNS=${RUNS:-full serial}
-[[ " $RUNS " == *" full "* ]] && run full "$ALL" "every task ($ALL candidates), default --jobs${JOBS:+ ($JOBS)}" \
-  ${JOBS:+--jobs "$JOBS"}
+[[ " $RUNS " == *" full "* ]] && run full "$ALL" "every task ($ALL candidates), default --jobs${JOBS:+ ($JOBS)}${REF_WORKERS:+, $REF_WORKERS reference workers}" \
+  ${JOBS:+--jobs "$JOBS"} ${REF_WORKERS:+--reference-workers "$REF_WORKERS"}
 [[ " $RUNS " == *" serial "* ]] && run serial "$(echo "$SAMPLE" | tr ',' '\n' | wc -l)" "the sample, --jobs 1" \
   --jobs 1 --tasks "$SAMPLE"
 log "done: $OUT/walls.txt"

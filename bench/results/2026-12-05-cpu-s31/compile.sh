@@ -20,7 +20,7 @@ else
 fi
 if [ "${PRELOAD:-0}" = 1 ]; then export KBX_PRELOAD_COMPILER=1; fi
 export KBX_DEBUG_TIMING=1 KBX_SLOT_TRACE=$OUT/compile-slot-trace.txt
-env "${FROM[@]}" OUT=$OUT RUNS=full TIMEOUT=${TIMEOUT:-270} SEED=7 ${JOBS:+JOBS=$JOBS} \
+env "${FROM[@]}" OUT=$OUT RUNS=full TIMEOUT=${TIMEOUT:-270} SEED=7 ${JOBS:+JOBS=$JOBS} ${REF_WORKERS:+REF_WORKERS=$REF_WORKERS} \
   bash bench/compile_workload_gpu.sh 2>&1 | tail -30
 grep -c "starts again without them" $OUT/compile_workload/full.log | sed 's/^/warm parent restarts without the preload: /'
 python3 bench/job_timelines.py $OUT/compile_workload/full.log > $OUT/job-timelines.txt 2>&1
