@@ -33,6 +33,18 @@ from .timer import CudaTimer, variant_rounds
 
 
 FRESH_SUFFIX = "__fresh"
+# KBX_EAGER_REDRAW=1 (an experiment, off; kbx puts "eager_redraw" in each job): a full case whose
+# eager call takes at most EAGER_REDRAW_MAX_MS is timed a second time, on inputs made again after
+# the caching allocator gave its kept segments back (torch.cuda.empty_cache: new segments, as a
+# fresh candidate worker's), and the second timing replaces the first when the first was more than
+# EAGER_REDRAW_APART slower. Identical memory-bound calls run in one of two states, about 15%
+# apart, by where their buffers lie; the reference worker, whose buffers are cut from segments
+# kept from its shadows and other cases, drew the slow one 16 times as often as a fresh candidate
+# worker (sessions 37-40 on an H100, bench/two_states.py): a speedup about 15% too high on such
+# a case, cached for every later method. Two draws that agree keep the first: no bias toward the
+# faster of two alike timings.
+EAGER_REDRAW_MAX_MS = 2.0
+EAGER_REDRAW_APART = 0.08
 
 
 class FreshTwin:
@@ -234,28 +246,34 @@ def _variant_loads(job, case, ev, twin_ev, args, kwargs, device):
     return lambda i: load_values(tensors, variants[next(order)])
 
 
+def _remade(job, case, ev, twin_ev, device):
+    """A full case's inputs made again from its seed (the same values), and the loads of the value
+    variants a candidate's timed calls get (_variant_loads) into them."""
+    args, kwargs = case.make(Ctx(ev["case_seed"], device))
+    args = list(args)
+    return args, kwargs, _variant_loads(job, case, ev, twin_ev, args, kwargs, device)
+
+
 def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0, twin_ev=None):
     """Adds a full case's eager timing (and the torch.compile baseline's) to its event, on inputs
     made again from the case's seed (the same values), and the value variants a candidate's
     timed calls get (_variant_loads): the call runs alone on the GPU here, so the rest of the
-    case (its files, its float64 shadow) ran before, outside the slot."""
+    case (its files, its float64 shadow) ran before, outside the slot. With job["eager_redraw"]
+    a short call may be timed twice (EAGER_REDRAW_MAX_MS)."""
     t0 = time.perf_counter()
-    args, kwargs = case.make(Ctx(ev["case_seed"], device))
-    args = list(args)
-    before_each = _variant_loads(job, case, ev, twin_ev, args, kwargs, device)
+    args, kwargs, before_each = _remade(job, case, ev, twin_ev, device)
     sync(device)
     phases = ev["phases"]
     phases["slot_wait"] = round(slot_wait_s, 4)
     phases["remake"] = round(time.perf_counter() - t0, 4)
     t_eager = time.perf_counter()
-    ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs), before_each)
+    _time_eager(ref, case, ev, timer, args, kwargs, before_each)
+    if job.get("eager_redraw"):
+        redrawn = _redraw_eager(ref, job, case, ev, device, timer, twin_ev)
+        if redrawn is not None:
+            args, kwargs, before_each = redrawn
     phases["variants"] = 0.0 if before_each is None else 1.0  # timed on the value variants
-    _refuse_contended(timer, case, "eager")
-    ev["probe_ids"] = timer.last_ids if timer.probe.active else []
     phases["eager"] = round(time.perf_counter() - t_eager, 4)
-    for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
-        phases["eager_" + step] = round(value, 4)
-    phases.update(_launch_record(timer))
     if job.get("compile_baseline"):
         t_compiled = time.perf_counter()
         ev.update(_time_compiled(ref, job, args, kwargs, device, timer, before_each))
@@ -263,6 +281,52 @@ def _time_case(ref, job, case, ev, device, timer, slot_wait_s=0.0, twin_ev=None)
             _refuse_contended(timer, case, "torch.compile")
         phases["compiled"] = round(time.perf_counter() - t_compiled, 4)
     ev["seconds"] += time.perf_counter() - t0
+
+
+def _time_eager(ref, case, ev, timer, args, kwargs, before_each):
+    """One eager timing of the case into its event: the samples, the probe's ids, the timer's
+    steps and the launch record (a timing that met another process's work raises)."""
+    ev["eager_ms"] = timer.run(lambda: ref.entry(*args, **kwargs), before_each)
+    _refuse_contended(timer, case, "eager")
+    ev["probe_ids"] = timer.last_ids if timer.probe.active else []
+    phases = ev["phases"]
+    for step, value in getattr(timer, "last_phases", {}).items():  # parts of "eager"
+        phases["eager_" + step] = round(value, 4)
+    phases.update(_launch_record(timer))
+
+
+def redraw_keeps_second(first_ms, second_ms, apart=EAGER_REDRAW_APART):
+    """Whether a second eager timing replaces the first: only when the first's median is more than
+    `apart` slower (two alike timings keep the first)."""
+    return statistics.median(first_ms) > statistics.median(second_ms) * (1 + apart)
+
+
+def _redraw_eager(ref, job, case, ev, device, timer, twin_ev):
+    """KBX_EAGER_REDRAW (EAGER_REDRAW_MAX_MS's note): times a short case again on inputs made
+    after the allocator's kept segments went back, and keeps that timing when the first was more
+    than EAGER_REDRAW_APART slower. Returns the inputs of the timing kept when it is the second
+    (the torch.compile baseline is timed on them), else None. The phases say both medians."""
+    first = dict(ev)
+    first_median = statistics.median(first["eager_ms"])
+    if first_median > EAGER_REDRAW_MAX_MS:
+        return None
+    if str(device).startswith("cuda"):
+        torch.cuda.empty_cache()
+    args, kwargs, before_each = _remade(job, case, ev, twin_ev, device)
+    sync(device)
+    first_phases = dict(ev["phases"])
+    _time_eager(ref, case, ev, timer, args, kwargs, before_each)
+    second_median = statistics.median(ev["eager_ms"])
+    keep_second = redraw_keeps_second(first["eager_ms"], ev["eager_ms"])
+    if not keep_second:  # the first stands, with its own ids, steps and launch record
+        for key in ("eager_ms", "probe_ids"):
+            ev[key] = first[key]
+        ev["phases"].clear()  # in place: the caller holds this dict
+        ev["phases"].update(first_phases)
+    ev["phases"]["eager_first_ms"] = round(first_median, 5)
+    ev["phases"]["eager_redraw_ms"] = round(second_median, 5)
+    ev["phases"]["eager_redrawn"] = 1.0 if keep_second else 0.0
+    return (args, kwargs, before_each) if keep_second else None
 
 
 def _launch_record(timer):

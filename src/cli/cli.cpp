@@ -643,6 +643,8 @@ int main(int argc, char** argv) {
       "KBX_TIMER_HOLD_FACTOR their batches' GPU hold in times "
       "the last batch's enqueue (2); KBX_TIMER_KEEP_OUTPUTS=K (1-4) times each call beside up to K "
       "earlier outputs of its batch, candidates and eager baselines alike (an experiment); "
+      "KBX_EAGER_REDRAW=1 draws a short eager timing a second time on inputs made again and "
+      "keeps it when the first was more than 8% slower (an experiment); "
       "KBX_PRELOAD_COMPILER=1|0 imports torch.compile's modules in "
       "the warm parents or not (default: not; an experiment); KBX_INDUCTOR_THREADS Inductor's "
       "compile workers per job; KBX_DEBUG_TIMING=1 prints each job's timeline; "

@@ -51,9 +51,11 @@ std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::s
           fmt::format("eager_probe/seed={}/worker={}", seed, shown)};
 }
 
-std::string eager_worker_key(const std::string& worker_hash, int keep_outputs) {
-  if (keep_outputs <= 0) return worker_hash;
-  return fmt::format("{}/keep_outputs={}", worker_hash, keep_outputs);
+std::string eager_worker_key(const std::string& worker_hash, int keep_outputs, bool eager_redraw) {
+  std::string key = worker_hash;
+  if (keep_outputs > 0) key += fmt::format("/keep_outputs={}", keep_outputs);
+  if (eager_redraw) key += "/eager_redraw";
+  return key;
 }
 
 namespace {

@@ -34,9 +34,10 @@ void use_compile_baselines(store::Store& db, const std::string& fp,
 /// events' samples and the probe's.
 std::pair<std::string, std::string> eager_kinds(std::uint64_t seed, const std::string& worker);
 
-/// What the eager baselines' kinds name of the worker: its sources' hash, and the timer's
-/// settings that change what it measures beside it (KBX_TIMER_KEEP_OUTPUTS, when on).
-std::string eager_worker_key(const std::string& worker_hash, int keep_outputs);
+/// What the eager baselines' kinds name of the worker: its sources' hash, and the settings that
+/// change what it measures (KBX_TIMER_KEEP_OUTPUTS, KBX_EAGER_REDRAW, when on).
+std::string eager_worker_key(const std::string& worker_hash, int keep_outputs,
+                             bool eager_redraw = false);
 
 /// A task's cached eager samples at a seed under the machine's fingerprint fp; `events` is
 /// empty when nothing is cached.

@@ -257,6 +257,16 @@ bool preload_compiler() {
               "default)");
 }
 
+bool eager_redraw_from_environment() {
+  const char* from_env = std::getenv("KBX_EAGER_REDRAW");
+  const std::string mode = from_env ? from_env : "";
+  if (mode.empty() || mode == "0") return false;
+  if (mode == "1") return true;
+  throw Error("KBX_EAGER_REDRAW=" + mode +
+              ": use 1 (a short eager timing drawn a second time on inputs made again, kept when "
+              "the first was more than 8% slower) or 0 (one timing, the default)");
+}
+
 namespace {
 
 /// A number from the environment variable `name` within (above, at_most]; 0 when unset. Throws
@@ -390,6 +400,11 @@ int run_eval(const EvalOptions& options) {
                       "($KBX_TIMER_HOLD_FACTOR; the references' eager timing keeps the timer's 2x)",
                       env.timer_hold_factor));
     }
+    env.eager_redraw = eager_redraw_from_environment();
+    if (env.eager_redraw) {
+      say("timing: a short eager timing is drawn a second time on inputs made again, and kept "
+          "when the first was more than 8% slower ($KBX_EAGER_REDRAW; an experiment)");
+    }
     env.timer_keep_outputs = timer_keep_outputs_from_environment();
     if (env.timer_keep_outputs > 0) {
       say(
@@ -468,6 +483,7 @@ int run_eval(const EvalOptions& options) {
     if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
     if (env.timer_hold_factor > 0) settings["timer_hold_factor"] = env.timer_hold_factor;
     if (env.timer_keep_outputs > 0) settings["timer_keep_outputs"] = env.timer_keep_outputs;
+    if (env.eager_redraw) settings["eager_redraw"] = true;
     r.settings_json = settings.dump();
     r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
     r.id = db.add_run(r);
@@ -545,10 +561,12 @@ int run_eval(const EvalOptions& options) {
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
   const bool eager_baseline = o.time && o.device == "cuda";  // eager timings cached per machine
   const std::string worker_hash =
-      eager_baseline ? eager_worker_key(worker_sources_hash(), env.timer_keep_outputs) : "";
+      eager_baseline
+          ? eager_worker_key(worker_sources_hash(), env.timer_keep_outputs, env.eager_redraw)
+          : "";
   // the same settings in the reference cache's keys (its events hold the eager timings)
   const std::string eager_timer_settings =
-      eager_baseline ? eager_worker_key("", env.timer_keep_outputs) : "";
+      eager_baseline ? eager_worker_key("", env.timer_keep_outputs, env.eager_redraw) : "";
   // The reference cache: only while candidates are confined (an unconfined one, as this user,
   // could write into it and forge every later run's references).
   std::optional<ReferenceCache> ref_cache;

@@ -127,6 +127,13 @@ double timer_warmup_ms_from_environment();
 /// unless it is a number above 1 and at most 4.
 double timer_hold_factor_from_environment();
 
+/// Whether the reference worker draws a short eager timing a second time, on inputs made again
+/// after its allocator's kept segments went back, and keeps it when the first was more than 8%
+/// slower: $KBX_EAGER_REDRAW 1 or 0, else not (an experiment: the two states of identical calls,
+/// python/kbx_worker/reference_mode.py's EAGER_REDRAW_MAX_MS). Throws naming the variable on
+/// anything else.
+bool eager_redraw_from_environment();
+
 /// The timers' kept outputs from $KBX_TIMER_KEEP_OUTPUTS (an experiment: call i of a batch runs
 /// beside the outputs of the i % (K + 1) calls before it, so that consecutive calls' outputs get
 /// K + 1 different blocks; session 38's two states of identical calls, bench/two_states.py); the

@@ -199,6 +199,7 @@ std::map<std::string, ReferenceCases> run_references(
          {"tf32", job.task->contract.tf32},
          {"fresh_twin", time_eager && env.device == "cuda"},
          {"compile_baseline", job.compile_baseline && time_eager},
+         {"eager_redraw", env.eager_redraw && time_eager},
          {"time_eager", job.time_eager},
          {"lean_inputs", job.lean_inputs},
          {"ulp_floor", job.task->contract.ulp_floor},

@@ -77,6 +77,9 @@ struct WorkerEnv {
   /// The timers' kept outputs, the candidates' and the references' alike (the request's "timer");
   /// 0: none (sched::timer_keep_outputs_from_environment).
   int timer_keep_outputs = 0;
+  /// The reference worker's second eager draw (each job's "eager_redraw";
+  /// sched::eager_redraw_from_environment).
+  bool eager_redraw = false;
 };
 
 /// What a candidate worker sees of the run: its own folder (read-write) and, read-only, its

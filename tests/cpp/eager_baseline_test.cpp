@@ -127,6 +127,8 @@ TEST_F(EagerBaselines, NothingIsCachedForAnotherSeedWorkerMachineOrEditedTask) {
 TEST_F(EagerBaselines, TimingsWithOutputsKeptAreCachedApart) {
   const std::string hash = "0123456789abcdef0123456789abcdef";
   EXPECT_EQ(sched::eager_worker_key(hash, 0), hash);
+  EXPECT_EQ(sched::eager_worker_key(hash, 0, true), hash + "/eager_redraw");
+  EXPECT_EQ(sched::eager_worker_key(hash, 2, true), hash + "/keep_outputs=2/eager_redraw");
   const std::string kept = sched::eager_worker_key(hash, 2);
   EXPECT_EQ(sched::eager_kinds(7, hash).first, "eager/seed=7/worker=0123456789abcdef");
   EXPECT_EQ(sched::eager_kinds(7, kept).first,

@@ -588,6 +588,25 @@ TEST_F(GpuSlotTest, TimerHoldFactorComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_TIMER_HOLD_FACTOR");
 }
 
+TEST_F(GpuSlotTest, EagerRedrawComesFromTheEnvironmentOrIsRefused) {
+  ::unsetenv("KBX_EAGER_REDRAW");
+  EXPECT_FALSE(sched::eager_redraw_from_environment()) << "unset: one eager timing";
+  ::setenv("KBX_EAGER_REDRAW", "1", 1);
+  EXPECT_TRUE(sched::eager_redraw_from_environment());
+  ::setenv("KBX_EAGER_REDRAW", "0", 1);
+  EXPECT_FALSE(sched::eager_redraw_from_environment());
+  for (const char* bad : {"2", "yes", "on"}) {
+    ::setenv("KBX_EAGER_REDRAW", bad, 1);
+    try {
+      const bool on = sched::eager_redraw_from_environment();
+      ADD_FAILURE() << bad << " was taken as " << on;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("KBX_EAGER_REDRAW"), std::string::npos);
+    }
+  }
+  ::unsetenv("KBX_EAGER_REDRAW");
+}
+
 TEST_F(GpuSlotTest, TimerKeptOutputsComeFromTheEnvironmentOrAreRefused) {
   ::unsetenv("KBX_TIMER_KEEP_OUTPUTS");
   EXPECT_EQ(sched::timer_keep_outputs_from_environment(), 0) << "unset: none kept";

@@ -31,7 +31,7 @@ def test_the_pipeline_options_are_in_the_help(kbx):
     for variable in ("KBX_QUIET_CPU_FIRST", "KBX_BASELINE_SETTLE", "KBX_TIMER_SETTLE",
                      "KBX_KEEP_QUIET",
                      "KBX_PRELOAD_COMPILER", "KBX_TIMER_WARMUP_MS", "KBX_TIMER_HOLD_FACTOR",
-                     "KBX_TIMER_KEEP_OUTPUTS",
+                     "KBX_TIMER_KEEP_OUTPUTS", "KBX_EAGER_REDRAW",
                      "KBX_DEBUG_TIMING",
                      "KBX_SLOT_TRACE", "KBX_SLOT_DIR", "KBX_INDUCTOR_THREADS"):
         assert variable in out, variable

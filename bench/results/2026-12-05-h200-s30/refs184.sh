@@ -15,6 +15,8 @@
 #   nopreload KBX_PRELOAD_COMPILER=0 (the default since session 31's H100 run)
 #   preload   KBX_PRELOAD_COMPILER=1 (an experiment: it started CUDA in the warm parent there)
 #   keepN     KBX_TIMER_KEEP_OUTPUTS=N (session 40: both timers' outputs over N + 1 blocks)
+#   redraw    KBX_EAGER_REDRAW=1 (session 40: a short eager timing drawn twice, the second kept
+#             when the first was more than 8% slower)
 #   context   KBX_QUIET_CPU_FIRST=context (session 32: a job joins the quiet host after its CUDA
 #             start, not before; bench/context_interference.py asks whether that is sound)
 # Since session 30's baseline settle the reference worker's sources changed, so session 25's
@@ -41,6 +43,7 @@ for v in ${VARIANTS:-base}; do
     call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
+    redraw) (export KBX_EAGER_REDRAW=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     keep[0-9]) (export KBX_TIMER_KEEP_OUTPUTS=${v#keep}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     warmup3) (export KBX_TIMER_WARMUP_MS=3; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     nokeep) (export KBX_KEEP_QUIET=0; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;

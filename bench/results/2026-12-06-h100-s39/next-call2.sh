@@ -14,7 +14,7 @@ python3 - <<'PY' || exit 1
 import pathlib
 p = pathlib.Path("python/kbx_worker/reference_mode.py")
 s = p.read_text()
-old = "    t0 = time.perf_counter()\n    args, kwargs = case.make(Ctx(ev[\"case_seed\"], device))\n"
+old = "    t0 = time.perf_counter()\n    args, kwargs, before_each = _remade(job, case, ev, twin_ev, device)\n"
 new = ("    if str(device).startswith(\"cuda\"):\n        torch.cuda.empty_cache()  # s39 A/B\n" + old)
 assert s.count(old) == 1, "reference_mode._time_case changed: update this patch"
 s = s.replace(old, new)
