@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -25,6 +27,22 @@
 namespace kbx {
 namespace {
 namespace fs = std::filesystem;
+
+/// Sets `variable` to each of `bad` in turn and expects `read` to refuse it with an error that
+/// names the variable; unsets it after.
+template <typename Read>
+void expect_refused(const char* variable, std::initializer_list<const char*> bad, Read read) {
+  for (const char* value : bad) {
+    ::setenv(variable, value, 1);
+    try {
+      const auto taken = read();
+      ADD_FAILURE() << variable << "=" << value << " was taken as " << taken;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(variable), std::string::npos);
+    }
+  }
+  ::unsetenv(variable);
+}
 
 class GpuSlotTest : public ::testing::Test {
  protected:
@@ -558,16 +576,8 @@ TEST_F(GpuSlotTest, TimerWarmUpComesFromTheEnvironmentOrIsRefused) {
   EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 10.0) << "the timer's own, asked for";
   ::setenv("KBX_TIMER_WARMUP_MS", "2.5", 1);
   EXPECT_EQ(sched::timer_warmup_ms_from_environment(), 2.5);
-  for (const char* bad : {"0", "-1", "101", "3ms", "fast"}) {
-    ::setenv("KBX_TIMER_WARMUP_MS", bad, 1);
-    try {
-      sched::timer_warmup_ms_from_environment();
-      ADD_FAILURE() << bad << " was taken";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("KBX_TIMER_WARMUP_MS"), std::string::npos);
-    }
-  }
-  ::unsetenv("KBX_TIMER_WARMUP_MS");
+  expect_refused("KBX_TIMER_WARMUP_MS", {"0", "-1", "101", "3ms", "fast"},
+                 sched::timer_warmup_ms_from_environment);
 }
 
 TEST_F(GpuSlotTest, TimerHoldFactorComesFromTheEnvironmentOrIsRefused) {
@@ -591,20 +601,12 @@ TEST_F(GpuSlotTest, TimerHoldFactorComesFromTheEnvironmentOrIsRefused) {
 TEST_F(GpuSlotTest, EagerRedrawComesFromTheEnvironmentOrIsRefused) {
   ::unsetenv("KBX_EAGER_REDRAW");
   EXPECT_FALSE(sched::eager_redraw_from_environment()) << "unset: one eager timing";
-  ::setenv("KBX_EAGER_REDRAW", "1", 1);
-  EXPECT_TRUE(sched::eager_redraw_from_environment());
-  ::setenv("KBX_EAGER_REDRAW", "0", 1);
-  EXPECT_FALSE(sched::eager_redraw_from_environment());
-  for (const char* bad : {"2", "yes", "on"}) {
-    ::setenv("KBX_EAGER_REDRAW", bad, 1);
-    try {
-      const bool on = sched::eager_redraw_from_environment();
-      ADD_FAILURE() << bad << " was taken as " << on;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("KBX_EAGER_REDRAW"), std::string::npos);
-    }
+  const std::pair<const char*, bool> taken[] = {{"1", true}, {"0", false}, {"", false}};
+  for (const auto& [value, on] : taken) {
+    ::setenv("KBX_EAGER_REDRAW", value, 1);
+    EXPECT_EQ(sched::eager_redraw_from_environment(), on) << "KBX_EAGER_REDRAW=" << value;
   }
-  ::unsetenv("KBX_EAGER_REDRAW");
+  expect_refused("KBX_EAGER_REDRAW", {"2", "yes", "on"}, sched::eager_redraw_from_environment);
 }
 
 TEST_F(GpuSlotTest, TimerKeptOutputsComeFromTheEnvironmentOrAreRefused) {
@@ -612,16 +614,8 @@ TEST_F(GpuSlotTest, TimerKeptOutputsComeFromTheEnvironmentOrAreRefused) {
   EXPECT_EQ(sched::timer_keep_outputs_from_environment(), 0) << "unset: none kept";
   ::setenv("KBX_TIMER_KEEP_OUTPUTS", "2", 1);
   EXPECT_EQ(sched::timer_keep_outputs_from_environment(), 2);
-  for (const char* bad : {"0", "5", "1.5", "-1", "two"}) {
-    ::setenv("KBX_TIMER_KEEP_OUTPUTS", bad, 1);
-    try {
-      const int kept = sched::timer_keep_outputs_from_environment();
-      ADD_FAILURE() << bad << " was taken as " << kept;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("KBX_TIMER_KEEP_OUTPUTS"), std::string::npos);
-    }
-  }
-  ::unsetenv("KBX_TIMER_KEEP_OUTPUTS");
+  expect_refused("KBX_TIMER_KEEP_OUTPUTS", {"0", "5", "1.5", "-1", "two"},
+                 sched::timer_keep_outputs_from_environment);
 }
 
 TEST_F(GpuSlotTest, CpuListsAreParsedOrRefused) {
