@@ -245,26 +245,33 @@ std::string quiet_cpu_first_mode() {
   throw Error("KBX_QUIET_CPU_FIRST=" + mode + ": use cuda (the default), context or 0");
 }
 
-bool preload_compiler() {
-  const char* from_env = std::getenv("KBX_PRELOAD_COMPILER");
-  const std::string mode = from_env ? from_env : "";
-  // Off unless asked for: on the H100 of session 31 (torch 2.11) the preload started CUDA in the
-  // warm parent, unseen by its check, and every candidate forked from it failed
-  if (mode.empty()) return false;
-  if (mode == "1" || mode == "0") return mode == "1";
-  throw Error("KBX_PRELOAD_COMPILER=" + mode +
-              ": use 1 (import torch.compile's modules in the warm parents) or 0 (not, the "
-              "default)");
-}
+namespace {
 
-bool eager_redraw_from_environment() {
-  const char* from_env = std::getenv("KBX_EAGER_REDRAW");
+/// An on/off setting from the environment variable `name`: 1 on; 0, empty or unset off. Throws
+/// naming the variable and `use` (what 1 and 0 mean) on anything else.
+bool switch_from_environment(const char* name, const std::string& use) {
+  const char* from_env = std::getenv(name);
   const std::string mode = from_env ? from_env : "";
   if (mode.empty() || mode == "0") return false;
   if (mode == "1") return true;
-  throw Error("KBX_EAGER_REDRAW=" + mode +
-              ": use 1 (a short eager timing drawn a second time on inputs made again, kept when "
-              "the first was more than 8% slower) or 0 (one timing, the default)");
+  throw Error(std::string(name) + "=" + mode + ": use " + use);
+}
+
+}  // namespace
+
+bool preload_compiler() {
+  // Off unless asked for: on the H100 of session 31 (torch 2.11) the preload started CUDA in the
+  // warm parent, unseen by its check, and every candidate forked from it failed
+  return switch_from_environment(
+      "KBX_PRELOAD_COMPILER",
+      "1 (import torch.compile's modules in the warm parents) or 0 (not, the default)");
+}
+
+bool eager_redraw_from_environment() {
+  return switch_from_environment(
+      "KBX_EAGER_REDRAW",
+      "1 (a short eager timing drawn a second time on inputs made again, kept when the first was "
+      "more than 8% slower) or 0 (one timing, the default)");
 }
 
 namespace {
