@@ -306,21 +306,19 @@ def _redraw_eager(ref, job, case, ev, device, timer, twin_ev):
     after the allocator's kept segments went back, and keeps that timing when the first was more
     than EAGER_REDRAW_APART slower. Returns the inputs of the timing kept when it is the second
     (the torch.compile baseline is timed on them), else None. The phases say both medians."""
-    first = dict(ev)
-    first_median = statistics.median(first["eager_ms"])
+    first_ms, first_ids, first_phases = ev["eager_ms"], ev["probe_ids"], dict(ev["phases"])
+    first_median = statistics.median(first_ms)
     if first_median > EAGER_REDRAW_MAX_MS:
         return None
     if str(device).startswith("cuda"):
         torch.cuda.empty_cache()
     args, kwargs, before_each = _remade(job, case, ev, twin_ev, device)
     sync(device)
-    first_phases = dict(ev["phases"])
     _time_eager(ref, case, ev, timer, args, kwargs, before_each)
     second_median = statistics.median(ev["eager_ms"])
-    keep_second = redraw_keeps_second(first["eager_ms"], ev["eager_ms"])
+    keep_second = redraw_keeps_second(first_ms, ev["eager_ms"])
     if not keep_second:  # the first stands, with its own ids, steps and launch record
-        for key in ("eager_ms", "probe_ids"):
-            ev[key] = first[key]
+        ev["eager_ms"], ev["probe_ids"] = first_ms, first_ids
         ev["phases"].clear()  # in place: the caller holds this dict
         ev["phases"].update(first_phases)
     ev["phases"]["eager_first_ms"] = round(first_median, 5)
