@@ -105,7 +105,11 @@ def main():
             ms = time_at_level(call, tensors, level, args.reps, out_bytes)
             rows.append((level, ms))
             shown = "out of memory" if ms is None else f"{ms:.4f} ms"
-            print(f"{name} free {'all' if level is None else f'{level} MiB'}: {shown}", flush=True)
+            # (session 41) the caching allocator's count of failed allocations, caught or not: the
+            # signal kbx's workers read (timer.gpu_ooms) to tell a starved process
+            ooms = torch.cuda.memory_stats().get("num_ooms", 0)
+            print(f"{name} free {'all' if level is None else f'{level} MiB'}: {shown} "
+                  f"(num_ooms {ooms})", flush=True)
         timed = [ms for _, ms in rows if ms is not None]
         if timed:
             print(f"{name}: slowest level {max(timed) / min(timed):.3f}x the fastest", flush=True)

@@ -24,7 +24,8 @@ from .calls import (DECOYS, build_inputs, classify_exception, copies, decoy_valu
 from .static import check_source
 from .taskload import Reference, load_module
 from .tensorio import DeferredFiles, read_kbt, write_kbt
-from .timer import CudaTimer, ProbeMarks, Reservoir, l2_guard, tampered, variant_rounds
+from .timer import (CudaTimer, ProbeMarks, Reservoir, gpu_ooms, l2_guard, tampered,
+                    variant_rounds)
 
 
 class _AfterImport:
@@ -733,6 +734,7 @@ def _time_case(entry, case, twin, args, kwargs, tensors, timer, inputs, counter,
                  quiet_wait_s=float(getattr(timer, "last_quiet_wait_s", 0.0)),
                  host_loop_ms=getattr(timer, "last_host_loop_ms", None),
                  contended=bool(getattr(timer, "last_contended", False)),
+                 gpu_ooms=gpu_ooms(device),
                  batches=int(getattr(timer, "last_batches", 0)),
                  short_holds=int(getattr(timer, "last_short_holds", 0)),
                  **_timing_phases(timer, setup_s))

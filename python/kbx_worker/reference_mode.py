@@ -354,6 +354,29 @@ def _refuse_contended(timer, case, which):
             f"was timed (it did not drain in {timer_module.SETTLE_MAX_S:g} s)")
 
 
+class GpuStarved(RuntimeError):
+    """The worker's process ran out of the GPU's memory before a baseline's timing ended, beside
+    other work (kbx computes the task's references again alone, after the rest of the run)."""
+
+
+def _refuse_starved(job, case, ev, device):
+    """Raises GpuStarved when this process has had a GPU allocation fail (timer.gpu_ooms), caught
+    or not, by the end of a case's timings, unless the job runs alone: a library may have kept a
+    slower plan for want of workspace (cuDNN's convolution: 1.35x on an eager baseline in
+    session 41), which would raise every candidate's speedup on the task and stay in the eager
+    cache. Alone the timing stands; the count goes in the case's phases either way."""
+    ooms = timer_module.gpu_ooms(device)
+    if not ooms:
+        return
+    ev["phases"]["gpu_ooms"] = float(ooms)
+    if not job.get("alone"):
+        raise GpuStarved(
+            f"this worker's process found no room on the GPU for {ooms} allocation(s) by the end "
+            f"of case {case.name}'s timings, beside other work: a library (cuDNN's convolution) "
+            "may have kept a slower plan that needs less workspace, so its baselines are taken "
+            "again alone")
+
+
 def _time_compiled(ref, job, args, kwargs, device, timer, before_each=None):
     """The torch.compile baseline of a full case, timed like eager (on the same value variants):
     compiled once per task, its first call (compilation) not timed. A failure to compile is
@@ -477,6 +500,7 @@ def run(request, channel, timer=None):
                     if case.tier == "full":
                         _time_case(ref, job, case, ev, device, timer, slot.take(),
                                    twin_events.get(case.name))
+                        _refuse_starved(job, case, ev, device)
                     channel.send("case", **ev)
             channel.send("task_done", task=job["task"], label=job.get("label", ""),
                          seconds=time.perf_counter() - t0, write_s=write_s)

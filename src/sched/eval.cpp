@@ -845,6 +845,7 @@ int run_eval(const EvalOptions& options) {
       for (auto& job : deferred) {  // no reference lane is left to add to it
         feed.wait_until_live_at_most(0);
         std::vector<ReferenceJob> one{job};
+        one.front().alone = true;
         json hello;
         const ReferenceTurn turn(feed);
         feed_chunk(one, &hello, {}, true);

@@ -211,8 +211,9 @@ WorkerReport collect(const sandbox::Outcome& o) {
     w.cases[c.name] = std::move(c.raw);
   }
   for (auto& t : ev.timings) {
-    w.timed[t.name] = {std::move(t.ms), std::move(t.host_ms), std::move(t.probe_ids), t.varied,
-                       t.contended,     t.waits_on_host,      t.holds_outrun()};
+    w.timed[t.name] = {std::move(t.ms),  std::move(t.host_ms), std::move(t.probe_ids),
+                       t.varied,         t.contended,          t.waits_on_host,
+                       t.holds_outrun(), t.gpu_ooms > 0};
     w.tampered.insert(t.tampered.begin(), t.tampered.end());
     w.own_seconds += t.seconds;
   }

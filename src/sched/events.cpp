@@ -136,6 +136,7 @@ TimingEvent parse_timing(const json& e) {
   t.waits_on_host = e.contains("host_loop_ms") && e["host_loop_ms"].is_number();
   if (e.contains("batches")) t.batches = count(e, "batches");
   if (e.contains("short_holds")) t.short_holds = count(e, "short_holds");
+  if (e.contains("gpu_ooms")) t.gpu_ooms = count(e, "gpu_ooms");
   return t;
 }
 

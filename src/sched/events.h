@@ -54,6 +54,9 @@ struct TimingEvent {
   /// longer to queue than their GPU hold lasted (the worker's word; a diagnostic).
   std::int64_t batches = 0;
   std::int64_t short_holds = 0;
+  /// How many of the process's GPU allocations had found no room by the timing's end (the
+  /// caching allocator's num_ooms, caught or not; optional, 0 when absent): the worker's word.
+  std::int64_t gpu_ooms = 0;
 
   /// Whether most batches took longer to queue than their hold lasted (timing::TimedCalls).
   bool holds_outrun() const { return timing::most_holds_outrun(batches, short_holds); }

@@ -460,10 +460,18 @@ bool timed_contended(const store::Result& result) {
   return false;
 }
 
+bool timed_starved(const store::Result& result) {
+  for (const auto& c : result.cases) {
+    if (timing::has_flag(c.timing_flags, "starved")) return true;
+  }
+  return false;
+}
+
 std::string again_alone_summary(const std::map<std::string, int>& outcomes) {
   int total = 0;
   std::string why;
-  for (const char* outcome : {"contended_beside", "oom_beside", "warm_parent_died", "retry"}) {
+  for (const char* outcome :
+       {"contended_beside", "oom_beside", "starved_beside", "warm_parent_died", "retry"}) {
     const auto it = outcomes.find(outcome);
     if (it == outcomes.end() || it->second <= 0) continue;
     total += it->second;
@@ -498,6 +506,9 @@ std::string not_a_verdict_beside_others(const store::Result& result, bool parent
   // a neighbour's GPU work (a candidate's queue left running while it is frozen) slowed a timed
   // call: a hostile candidate could lower its method's other candidates' speedups that way
   if (timed_contended(result)) return "contended_beside";
+  // a neighbour's memory may have left the job's library without workspace: a slower plan, kept
+  // for the rest of the process (session 41: cuDNN's convolution, up to 9.5x on an H100)
+  if (timed_starved(result)) return "starved_beside";
   return "";
 }
 
@@ -509,6 +520,10 @@ std::string why_again_alone(const std::string& outcome) {
   if (outcome == "oom_beside") return "out of the GPU's memory beside other jobs";
   if (outcome == "contended_beside") {
     return "a timed case met another process's GPU work that did not drain";
+  }
+  if (outcome == "starved_beside") {
+    return "its process ran out of the GPU's memory before a timing ended (a library may keep "
+           "a slower plan)";
   }
   return "kbx failed on it";
 }

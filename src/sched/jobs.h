@@ -208,13 +208,19 @@ class ReferenceTurn {
 /// Why a job's result beside other jobs is no verdict, as the attempt's outcome: the warm parent
 /// died ("warm_parent_died"), kbx failed on it ("retry"), it ran out of the GPU's memory, which
 /// the others share ("oom_beside"), or a timed case began with another process's GPU work still
-/// running ("contended_beside": a neighbour's queued kernels time-slice with the timed calls).
+/// running ("contended_beside": a neighbour's queued kernels time-slice with the timed calls), or
+/// its process ran out of the GPU's memory before a timing ended ("starved_beside": a library
+/// may have kept a slower plan for want of workspace).
 /// Empty when the result stands. Such a job runs again alone, where its outcome is its own.
 std::string not_a_verdict_beside_others(const store::Result& result, bool parent_died);
 
 /// Whether a case of the result was timed with another process's GPU work running (its timing
 /// flag `contended`).
 bool timed_contended(const store::Result& result);
+
+/// Whether a case of the result was timed in a process that had found no room on the GPU for
+/// an allocation (its timing flag `starved`).
+bool timed_starved(const store::Result& result);
 
 /// The line that says how many of a run's jobs ran again alone and why, from its attempts'
 /// outcomes (Store::attempt_outcomes): "3 jobs ran again alone (contended_beside 2, oom_beside

@@ -136,6 +136,10 @@ bool gpu_contended(const std::string& error) {
   return error.starts_with("GpuContended:");
 }
 
+bool gpu_starved(const std::string& error) {
+  return error.starts_with("GpuStarved:");
+}
+
 std::optional<AloneRetry> alone_retry(const std::string& error) {
   if (out_of_gpu_memory(error)) {
     return AloneRetry{"out of the GPU's memory beside other work",
@@ -151,6 +155,12 @@ std::optional<AloneRetry> alone_retry(const std::string& error) {
   if (gpu_contended(error)) {
     return AloneRetry{"its baselines met another process's GPU work that did not drain",
                       "another process's GPU work even with the GPU to itself"};
+  }
+  if (gpu_starved(error)) {
+    return AloneRetry{
+        "its worker ran out of the GPU's memory before its baselines were timed "
+        "(a library may keep a slower plan)",
+        "out of the GPU's memory before its baselines, with the GPU to itself"};
   }
   return std::nullopt;
 }
@@ -202,6 +212,7 @@ std::map<std::string, ReferenceCases> run_references(
          {"eager_redraw", env.eager_redraw && time_eager},
          {"time_eager", job.time_eager},
          {"lean_inputs", job.lean_inputs},
+         {"alone", job.alone},
          {"ulp_floor", job.task->contract.ulp_floor},
          {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});

@@ -36,6 +36,9 @@ struct ReferenceJob {
   /// No inputs file for a full-size case that its generator rebuilds bit for bit and the
   /// reference leaves unchanged (candidates' workers rebuild those inputs themselves).
   bool lean_inputs = false;
+  /// Runs with the GPU to itself (a reference put off until the rest of the run was done): a
+  /// starved process's baselines (the worker's GpuStarved) then stand.
+  bool alone = false;
 };
 
 /// Bytes of the files a reference job's folders hold (its outputs, and its inputs when they go
@@ -70,13 +73,20 @@ std::string gpu_library_internal_error_name(const std::string& error);
 /// timed again alone.
 bool gpu_contended(const std::string& error);
 
+/// Whether a reference's error is its baselines refused because the worker's process had found
+/// no room on the GPU for an allocation by the end of their timing (the worker's GpuStarved):
+/// a library may then keep a slower plan (cuDNN's convolution, for want of workspace), and
+/// beside other jobs the memory may be theirs, so it is timed again alone.
+bool gpu_starved(const std::string& error);
+
 /// Why a reference's error is no verdict yet: it is computed again with the GPU to itself.
 struct AloneRetry {
   std::string deferred_because;  ///< said when the task is put off ("out of the GPU's memory ...")
   std::string prefix;            ///< put before the error should it fail alone too
 };
 
-/// What a reference's error needs before it stands (out_of_gpu_memory, gpu_contended): nullopt
+/// What a reference's error needs before it stands (out_of_gpu_memory, gpu_contended,
+/// gpu_starved): nullopt
 /// when it stands as it is.
 std::optional<AloneRetry> alone_retry(const std::string& error);
 

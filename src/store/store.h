@@ -148,8 +148,9 @@ class Store {
   std::int64_t begin_attempt(std::int64_t run_id, std::int64_t candidate_id);
   /// Closes an attempt: "verdict" (its result is stored), "retry" (a harness fault, run again),
   /// "oom_beside" (out of memory beside other jobs, run again alone), "contended_beside" (a timed
-  /// case met another process's GPU work, run again alone) or "warm_parent_died" (the warm parent
-  /// died while it ran; a strike).
+  /// case met another process's GPU work, run again alone), "starved_beside" (its process ran
+  /// out of the GPU's memory before a timing ended, run again alone) or "warm_parent_died" (the
+  /// warm parent died while it ran; a strike).
   void end_attempt(std::int64_t attempt_id, const std::string& outcome);
   /// How many of a run's attempts ended with each outcome (open attempts left out).
   std::map<std::string, int> attempt_outcomes(std::int64_t run_id);

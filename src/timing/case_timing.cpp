@@ -143,6 +143,7 @@ void fill_timing(store::CaseResult& cr, const json& ref_ev, const TimedCalls* ti
   if (cr.timing_source.empty()) cr.timing_source = "events";
   cr.cand_host_samples = timed->host_ms;
   if (timed->contended) add_flag(cr.timing_flags, "contended");
+  if (timed->starved) add_flag(cr.timing_flags, "starved");
   if (timed->waits_on_host) add_flag(cr.timing_flags, "waits_on_host");
 }
 

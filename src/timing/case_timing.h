@@ -44,6 +44,10 @@ struct TimedCalls {
   /// call that launches slower than it runs may then have waited for its own launches on the GPU
   /// (one batch is not enough: a case's first hold is sized by the case before it)
   bool holds_outrun = false;
+  /// the worker's process had found no room on the GPU for an allocation by the calls' end (the
+  /// worker's word): a library may have kept a slower plan for want of workspace (cuDNN's
+  /// convolution); beside other jobs that is no verdict, and the job runs again alone
+  bool starved = false;
 };
 
 /// Above this share of a call's device span with none of its GPU work running (the median over

@@ -120,6 +120,16 @@ TEST(CaseTiming, ACaseTimedBesideAnotherProcesssGpuWorkIsFlaggedContended) {
   EXPECT_EQ(timed_case(calls).timing_flags, "contended");
 }
 
+TEST(CaseTiming, ACaseTimedInAProcessThatRanOutOfGpuMemoryIsFlaggedStarved) {
+  // session 41 on an H100: cuDNN's convolution kept a plan with less workspace, 1.3-9.5x slower
+  timing::TimedCalls calls{{1.0}, {0.1}, {1}};
+  EXPECT_EQ(timed_case(calls).timing_flags, "");
+  calls.starved = true;
+  EXPECT_EQ(timed_case(calls).timing_flags, "starved");
+  calls.contended = true;
+  EXPECT_EQ(timed_case(calls).timing_flags, "contended,starved");
+}
+
 TEST(CaseTiming, ACallThatWaitsOnTheHostIsFlaggedForTheAnalysis) {
   timing::TimedCalls calls{{1.0}, {0.1}, {1}};
   calls.waits_on_host = true;

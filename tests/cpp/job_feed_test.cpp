@@ -300,6 +300,20 @@ TEST(NotAVerdictBesideOthers, AGpuLibrarysFailedAllocationOrCudnnsInternalErrorR
       << "only an error's own words count";
 }
 
+TEST(NotAVerdictBesideOthers, ATimingInAProcessStarvedOfGpuMemoryRunsAgainAlone) {
+  // a neighbour's memory may have left cuDNN without workspace: a slower plan, kept
+  EXPECT_TRUE(sched::timed_starved(result_with("passed", "starved")));
+  EXPECT_FALSE(sched::timed_starved(result_with("passed", "starved_x")));
+  EXPECT_FALSE(sched::timed_starved(result_with("passed")));
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "starved"), false),
+            "starved_beside");
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "contended,starved"), false),
+            "contended_beside")
+      << "one reason is enough: the first one found";
+  EXPECT_EQ(sched::not_a_verdict_beside_others(result_with("passed", "starved"), true),
+            "warm_parent_died");
+}
+
 TEST(NotAVerdictBesideOthers, TheRunSaysHowManyJobsRanAgainAloneAndWhy) {
   EXPECT_EQ(sched::again_alone_summary({}), "");
   EXPECT_EQ(sched::again_alone_summary({{"verdict", 12}, {"interrupted", 1}}), "");
@@ -307,6 +321,8 @@ TEST(NotAVerdictBesideOthers, TheRunSaysHowManyJobsRanAgainAloneAndWhy) {
             "1 job ran again alone (contended_beside 1)");
   EXPECT_EQ(sched::again_alone_summary({{"oom_beside", 1}, {"contended_beside", 2}}),
             "3 jobs ran again alone (contended_beside 2, oom_beside 1)");
+  EXPECT_EQ(sched::again_alone_summary({{"starved_beside", 2}, {"verdict", 4}}),
+            "2 jobs ran again alone (starved_beside 2)");
 }
 
 }  // namespace kbx

@@ -186,6 +186,16 @@ TEST(ReferenceRetryAlone, OnlyGpuMemoryAndContendedBaselinesAreComputedAgainAlon
   EXPECT_NE(alone_retry(contended)->deferred_because.find("did not drain"), std::string::npos);
   EXPECT_FALSE(alone_retry(broken).has_value());
   EXPECT_FALSE(alone_retry("").has_value());
+  // session 41: a worker that found no room for an allocation may hold cuDNN's slower plan
+  const std::string starved =
+      "GpuStarved: this worker's process found no room on the GPU for 6 allocation(s) by the end "
+      "of case perf's timings, beside other work";
+  EXPECT_TRUE(gpu_starved(starved));
+  EXPECT_FALSE(gpu_starved("RuntimeError: GpuStarved: no"));
+  EXPECT_FALSE(out_of_gpu_memory(starved)) << "its words are not an error of the reference's own";
+  ASSERT_TRUE(alone_retry(starved).has_value());
+  EXPECT_NE(alone_retry(starved)->deferred_because.find("slower plan"), std::string::npos);
+  EXPECT_NE(alone_retry(starved)->prefix.find("to itself"), std::string::npos);
   // a GPU library's failed allocation, or cuDNN's internal error (session 35 on an H100)
   EXPECT_TRUE(out_of_gpu_memory("RuntimeError: CUDA error: CUSOLVER_STATUS_ALLOC_FAILED"));
   const std::string cudnn = "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR";

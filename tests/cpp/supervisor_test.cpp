@@ -198,6 +198,12 @@ TEST(Events, ValidStreamParses) {
   evs[4]["short_holds"] = -1;  // present, a count
   EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'short_holds'"), std::string::npos);
   evs[4]["short_holds"] = 2;
+  EXPECT_EQ(p.timings[0].gpu_ooms, 0);  // absent: no allocation failed
+  evs[4]["gpu_ooms"] = 6;
+  EXPECT_EQ(sched::parse_candidate_events(evs).timings.at(0).gpu_ooms, 6);
+  evs[4]["gpu_ooms"] = "6";  // present, a count
+  EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'gpu_ooms'"), std::string::npos);
+  evs[4]["gpu_ooms"] = 0;
   evs[4]["contended"] = "yes";  // present, it must be true or false
   EXPECT_NE(sched::parse_candidate_events(evs).problem.find("'contended'"), std::string::npos);
   ASSERT_TRUE(p.error);

@@ -114,6 +114,8 @@ def test_a_reference_out_of_gpu_memory_alone_too_is_a_reference_error(kbx, tmp_p
     ("RuntimeError: CUDA error: out of memory", True),
     ("GpuContended: another process's work shared the GPU while case perf's eager baseline "
      "was timed (it did not drain in 1 s)", True),
+    ("GpuStarved: this worker's process found no room on the GPU for 6 allocation(s) by the end "
+     "of case perf's timings, beside other work", True),
     ("RuntimeError: shape mismatch", False),
 ])
 def test_only_gpu_memory_errors_are_computed_again(kbx, tmp_path, error, is_oom):
@@ -132,6 +134,9 @@ def test_only_gpu_memory_errors_are_computed_again(kbx, tmp_path, error, is_oom)
         from kbx_worker.casegen import Case
 
         class GpuContended(RuntimeError):  # as kbx_worker.reference_mode's, by its name
+            pass
+
+        class GpuStarved(RuntimeError):  # the same
             pass
 
         def scale(x, factor):

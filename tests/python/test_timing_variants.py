@@ -137,6 +137,17 @@ def test_a_timing_says_where_its_time_went(tmp_path):
     assert "samples" not in timing and "samples_s" not in timing
 
 
+def test_a_timing_says_how_many_gpu_allocations_its_process_lost(tmp_path, monkeypatch):
+    """Session 41: cuDNN's convolution keeps a slower plan once its workspace found no room, so
+    the timing event carries the process's count of failed allocations (none off CUDA); kbx runs
+    the job again alone when it is above 0 (the flag `starved`)."""
+    timing, *_ = _time(tmp_path, lambda x, factor: x * factor)
+    assert timing["gpu_ooms"] == 0
+    monkeypatch.setattr(candidate_mode, "gpu_ooms", lambda device: 6)
+    timing, *_ = _time(tmp_path / "again", lambda x, factor: x * factor)
+    assert timing["gpu_ooms"] == 6
+
+
 def test_the_case_values_kept_from_its_judged_call_are_not_made_again(tmp_path):
     """The worker keeps a full case's untouched inputs from its judged call for the timed loop:
     the timer loads those as variant 0 (an in-place candidate updated the tensors meanwhile)
