@@ -247,12 +247,13 @@ std::string quiet_cpu_first_mode() {
 
 namespace {
 
-/// An on/off setting from the environment variable `name`: 1 on; 0, empty or unset off. Throws
-/// naming the variable and `use` (what 1 and 0 mean) on anything else.
-bool switch_from_environment(const char* name, const std::string& use) {
+/// An on/off setting from the environment variable `name`: 1 on, 0 off, empty or unset
+/// `fallback`. Throws naming the variable and `use` (what 1 and 0 mean) on anything else.
+bool switch_from_environment(const char* name, const std::string& use, bool fallback = false) {
   const char* from_env = std::getenv(name);
   const std::string mode = from_env ? from_env : "";
-  if (mode.empty() || mode == "0") return false;
+  if (mode.empty()) return fallback;
+  if (mode == "0") return false;
   if (mode == "1") return true;
   throw Error(std::string(name) + "=" + mode + ": use " + use);
 }
@@ -271,7 +272,8 @@ bool eager_redraw_from_environment() {
   return switch_from_environment(
       "KBX_EAGER_REDRAW",
       "1 (a short eager timing drawn a second time on inputs made again, kept when the first was "
-      "more than 8% slower) or 0 (one timing, the default)");
+      "more than 8% slower; the default) or 0 (one timing)",
+      true);
 }
 
 namespace {
@@ -408,9 +410,9 @@ int run_eval(const EvalOptions& options) {
                       env.timer_hold_factor));
     }
     env.eager_redraw = eager_redraw_from_environment();
-    if (env.eager_redraw) {
-      say("timing: a short eager timing is drawn a second time on inputs made again, and kept "
-          "when the first was more than 8% slower ($KBX_EAGER_REDRAW; an experiment)");
+    if (!env.eager_redraw) {
+      say("timing: each short eager timing drawn once ($KBX_EAGER_REDRAW=0; by default a second "
+          "draw on inputs made again replaces a first more than 8% slower)");
     }
     env.timer_keep_outputs = timer_keep_outputs_from_environment();
     if (env.timer_keep_outputs > 0) {

@@ -1,5 +1,5 @@
-"""KBX_EAGER_REDRAW (an experiment, off by default): a short eager timing is drawn a second time
-on inputs made again, and the second replaces the first only when the first was more than 8%
+"""The eager redraw (on by default since session 41; KBX_EAGER_REDRAW=0 turns it off): a short
+eager timing is drawn a second time on inputs made again, and the second replaces the first only when the first was more than 8%
 slower (identical memory-bound calls run in one of two states about 15% apart; the reference
 worker drew the slow one far more often than a candidate's fresh worker)."""
 
