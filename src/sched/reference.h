@@ -86,8 +86,7 @@ struct AloneRetry {
 };
 
 /// What a reference's error needs before it stands (out_of_gpu_memory, gpu_contended,
-/// gpu_starved): nullopt
-/// when it stands as it is.
+/// gpu_starved): nullopt when it stands as it is.
 std::optional<AloneRetry> alone_retry(const std::string& error);
 
 /// Runs the reference worker over many jobs in one process (references are trusted code) and

@@ -76,6 +76,22 @@ def run_reference(tmp_path, text, task, entry, tiers, **job):
     return out, {e["case"]: e for e in events.events if e["ev"] == "case"}
 
 
+def reference_events(tmp_path, timer, **job):
+    """Runs the reference worker on the CPU over SCALE_REFERENCE's small and full cases with a
+    stand-in eager timer; returns every event it sent. job: more fields of the job."""
+    from kbx_worker import reference_mode
+
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "reference.py").write_text(SCALE_REFERENCE)
+    events = Events()
+    reference_mode.run({"device": "cpu", "jobs": [dict({
+        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "ref",
+        "tiers": ["small", "full"], "out_dir": str(tmp_path / "out")}, **job)]}, events,
+        timer=timer)
+    return events.events
+
+
 def run_candidate(tmp_path, out, cases, source, entry="scale"):
     """Runs a candidate's worker on the CPU over the cases a reference run gave (run_reference),
     as the supervisor asks it: no inputs path for a case whose reference kept no file. Returns

@@ -6,10 +6,8 @@ runs that through kbx). Stand-in timers: the real one needs CUDA."""
 
 import pytest
 
-from standins import Events, SCALE_REFERENCE, StandInTimer
+from standins import StandInTimer, reference_events
 from kbx_worker import reference_mode
-
-REFERENCE = SCALE_REFERENCE
 
 
 class ContendedTimer(StandInTimer):
@@ -26,16 +24,7 @@ class ContendedTimer(StandInTimer):
         return samples
 
 
-def _run(tmp_path, timer, **job):
-    task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(REFERENCE)
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [dict({
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "ref",
-        "tiers": ["small", "full"], "out_dir": str(tmp_path / "out")}, **job)]}, events,
-        timer=timer)
-    return events.events
+_run = reference_events
 
 
 def test_a_baseline_timed_beside_other_work_fails_its_task_with_gpu_contended(tmp_path):

@@ -7,21 +7,13 @@ counts: the real ones need CUDA."""
 
 import pytest
 
-from standins import Events, SCALE_REFERENCE, StandInTimer
+from standins import StandInTimer, reference_events
 from kbx_worker import reference_mode, timer as timer_module
 
 
 def _run(tmp_path, monkeypatch, ooms, **job):
     monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: ooms)
-    task = tmp_path / "task"
-    task.mkdir()
-    (task / "reference.py").write_text(SCALE_REFERENCE)
-    events = Events()
-    reference_mode.run({"device": "cpu", "jobs": [dict({
-        "task": "T/scale", "task_dir": str(task), "entry": "scale", "seed": 5, "label": "ref",
-        "tiers": ["small", "full"], "out_dir": str(tmp_path / "out")}, **job)]}, events,
-        timer=StandInTimer(reps=3, ms=0.5))
-    return events.events
+    return reference_events(tmp_path, StandInTimer(reps=3, ms=0.5), **job)
 
 
 def test_a_baseline_of_a_starved_process_fails_its_task_with_gpu_starved(tmp_path, monkeypatch):
