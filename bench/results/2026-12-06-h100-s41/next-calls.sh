@@ -27,6 +27,9 @@ case ${STEP:?STEP=cold, hardening or compile} in
     OUT=/tmp/th timeout 470 bash bench/timing_hardening_gpu.sh 2>&1 | tail -40 | tee $OUT/hardening.txt
     grep -h "again alone\|starved" /tmp/th/timing-hardening/eval-starved_claim.log | head -5 |
       tee -a $OUT/hardening.txt
+    # session 41 moved gelu_wrong_specials' trigger off +-1 (random cases held it): core passes now
+    OUT=/tmp/va ONLY=gelu_wrong_specials timeout 100 bash bench/verdict_accuracy_gpu.sh 2>&1 | tail -5 |
+      tee -a $OUT/hardening.txt
     ;;
   compile)
     TIMEOUT=500 bash bench/results/2026-12-06-h100-s41/compile-whole.sh
