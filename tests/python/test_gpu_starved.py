@@ -69,3 +69,52 @@ def test_refusing_reads_the_count_of_the_device_it_was_given(monkeypatch):
         name = "perf"
     reference_mode._refuse_starved({}, _Case(), {"phases": {}}, "cuda:1")
     assert seen == ["cuda:1"]
+
+
+def test_failures_the_worker_caught_in_the_inputs_rebuild_do_not_starve(monkeypatch):
+    """The lean inputs' rebuild (the inputs' generators only: no library keeps a plan there)
+    catches its own out-of-memory and keeps the inputs file: those failures are left out."""
+    counts = iter([2, 5])  # before and after the rebuild: 3 failures in it
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: next(counts))
+    caught = reference_mode.CaughtOoms()
+    assert caught.rebuild("cuda", lambda: False) is False
+    assert caught.count == 3
+
+    class _Case:
+        name = "perf"
+    ev = {"phases": {}}
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: 3)
+    reference_mode._refuse_starved({}, _Case(), ev, "cuda", caught)  # 3 failures, all its own
+    assert "gpu_ooms" not in ev["phases"]
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: 4)  # one more elsewhere
+    with pytest.raises(reference_mode.GpuStarved, match="1 allocation"):
+        reference_mode._refuse_starved({}, _Case(), ev, "cuda", caught)
+    assert ev["phases"]["gpu_ooms"] == 1.0
+
+
+def test_a_rebuild_that_raises_still_counts_its_failures(monkeypatch):
+    counts = iter([0, 1])
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: next(counts))
+    caught = reference_mode.CaughtOoms()
+
+    def boom():
+        raise RuntimeError("x")
+    with pytest.raises(RuntimeError):
+        caught.rebuild("cuda", boom)
+    assert caught.count == 1
+
+
+def test_each_task_gives_its_cached_gpu_memory_back(tmp_path, monkeypatch):
+    """After each task, failed or not, the worker hands its allocator's unused segments back (on
+    a GPU), so that a chunk's next task and the other jobs find the room."""
+    released = []
+    monkeypatch.setattr(reference_mode, "release_gpu_cache", released.append)
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: 0)
+    reference_events(tmp_path, StandInTimer(reps=3, ms=0.5))
+    assert released == ["cpu"]
+    monkeypatch.setattr(timer_module, "gpu_ooms", lambda device: 1)  # the task fails: starved
+    (tmp_path / "again").mkdir()
+    events = reference_events(tmp_path / "again", StandInTimer(reps=3, ms=0.5))
+    assert [e["type"] for e in events if e["ev"] == "task_error"] == ["GpuStarved"]
+    assert released == ["cpu", "cpu"]
+    reference_mode.release_gpu_cache("cpu")  # off CUDA: nothing to give back, no error
