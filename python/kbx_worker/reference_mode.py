@@ -35,10 +35,9 @@ from .timer import CudaTimer, variant_rounds
 FRESH_SUFFIX = "__fresh"
 # The eager redraw (kbx puts "eager_redraw" in each job; on by default since session 41,
 # KBX_EAGER_REDRAW=0 turns it off): a full case whose eager call takes at most EAGER_REDRAW_MAX_MS
-# is timed a second time, on inputs made again after
-# the caching allocator gave its kept segments back (torch.cuda.empty_cache: new segments, as a
-# fresh candidate worker's), and the second timing replaces the first when the first was more than
-# EAGER_REDRAW_APART slower. Identical memory-bound calls run in one of two states, about 15%
+# is timed a second time, on inputs made again after the caching allocator gave its kept segments
+# back (torch.cuda.empty_cache: new segments, as a fresh candidate worker's), and the second timing
+# replaces the first when the first was more than EAGER_REDRAW_APART slower. Identical memory-bound calls run in one of two states, about 15%
 # apart, by where their buffers lie; the reference worker, whose buffers are cut from segments
 # kept from its shadows and other cases, drew the slow one 16 times as often as a fresh candidate
 # worker (sessions 37-40 on an H100, bench/two_states.py): a speedup about 15% too high on such
@@ -470,7 +469,7 @@ def release_gpu_cache(device):
     the next task of the chunk takes new ones, and until then the other jobs on the GPU have the
     room (session 41 on an H100: reference workers held 72.5 of 81 GB at a run's peak, one of them
     58 GB, while neighbours ran out of memory)."""
-    if str(device).startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_initialized():
+    if timer_module.cuda_in_use(device):
         try:
             torch.cuda.empty_cache()
         except Exception as exc:  # noqa: BLE001 - a broken context: the next task reports it

@@ -103,6 +103,12 @@ def _current(name):
     return obj
 
 
+def cuda_in_use(device):
+    """Whether `device` is a CUDA device and this process has started CUDA."""
+    return (str(device).startswith("cuda") and torch.cuda.is_available()
+            and torch.cuda.is_initialized())
+
+
 def gpu_ooms(device):
     """How many of this process's GPU allocations found no room so far: the caching allocator's
     num_ooms, which counts a failure whether or not the caller caught it; 0 off CUDA or before
@@ -110,9 +116,7 @@ def gpu_ooms(device):
     next execution plan (one that needs less workspace) and keeps that plan for the shape for
     the rest of the process: up to 9.5x slower, also once memory is free again (session 41 on an
     H100, bench/conv_workspace_gpu.py). A timing from such a process may hold that slower plan."""
-    if not str(device).startswith("cuda") or not torch.cuda.is_available():
-        return 0
-    if not torch.cuda.is_initialized():
+    if not cuda_in_use(device):
         return 0
     return int(torch.cuda.memory_stats(device).get("num_ooms", 0))
 

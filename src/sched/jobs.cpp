@@ -453,18 +453,24 @@ int LaneGate::free_lanes() const {
   return free_;
 }
 
-bool timed_contended(const store::Result& result) {
+namespace {
+
+/// Whether a case of the result has the timing flag `flag`.
+bool a_case_flagged(const store::Result& result, const char* flag) {
   for (const auto& c : result.cases) {
-    if (timing::has_flag(c.timing_flags, "contended")) return true;
+    if (timing::has_flag(c.timing_flags, flag)) return true;
   }
   return false;
 }
 
+}  // namespace
+
+bool timed_contended(const store::Result& result) {
+  return a_case_flagged(result, "contended");
+}
+
 bool timed_starved(const store::Result& result) {
-  for (const auto& c : result.cases) {
-    if (timing::has_flag(c.timing_flags, "starved")) return true;
-  }
-  return false;
+  return a_case_flagged(result, "starved");
 }
 
 std::string again_alone_summary(const std::map<std::string, int>& outcomes) {
