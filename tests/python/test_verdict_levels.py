@@ -26,6 +26,9 @@ EXPECTED = {
     # exact on each case's first call, approximate on repeats (the GPU's timed calls): nothing is
     # timed on the CPU, so it passes here; its GPU verdict is in bench/verdict_accuracy_gpu.sh
     "gelu_timed_path_drifts": ("passed", "passed", "passed"),
+    # reads 90% of a long reduction's elements: as far off as torch.compile's honest kernel at
+    # full size (bench/reduction_floor.py), refused by the contract for long reductions
+    "skip_rows": ("numerical_mismatch",) * 3,
 }
 
 
