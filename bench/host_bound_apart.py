@@ -9,7 +9,8 @@ explains the gap.
 RUN.db: a database of the references judged as their own candidates (bench/refs184.sh's, or
 bench/results/2026-12-05-h100-s37/call.sh's warm.db / eager.db). The log pairs each waiting case's
 eager host_loop_ms (the reference's line) with its candidate's (the job's timeline); it holds one
-run, so --run names that run (default: the database's first).
+run, so --run names that run (default: the database's last, the run a warm call adds to the
+database it was given).
 """
 
 import argparse
@@ -73,7 +74,7 @@ def main():
                 print(f"run {run} {name:14} {_apart_line(logs)}")
     if not a.log or not runs:
         return
-    run = a.run if a.run is not None else runs[0]
+    run = a.run if a.run is not None else runs[-1]
     eager, cand = _host_loops(a.log)
     pairs = [(math.log(c / e), math.log(cand[t, n] / eager[t, n]))
              for r, t, n, c, e, _ in rows

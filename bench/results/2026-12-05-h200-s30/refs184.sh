@@ -6,6 +6,8 @@
 #   call      KBX_SLOT_AT=call (the default before session 30)
 #   jobsN     --jobs N, e.g. jobs16 (the default is 12 on 16 cores: more jobs ready when the slot
 #             frees?); session 39: any N, e.g. jobs14 (the H200's memory cap)
+#   refsN     --reference-workers N, e.g. refs10 (session 42: the default is 8 with 12 jobs; on
+#             the H200 warm the lanes waited 108.8 s of 185.9 s for the references)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
 #   nokeep    KBX_KEEP_QUIET=0 (session 35: a candidate's hush ends after each timed case, as
@@ -42,6 +44,7 @@ for v in ${VARIANTS:-base}; do
     base) (OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
+    refs[0-9]*) (export REF_WORKERS=${v#refs}; sed 's/^unset JOBS REF_WORKERS /unset JOBS /' /tmp/nc2.sh > /tmp/nc2-refs.sh; OUT=$ROOT/$v bash /tmp/nc2-refs.sh) ;;  # (session 42) --reference-workers N
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     redraw) (export KBX_EAGER_REDRAW=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     keep[0-9]) (export KBX_TIMER_KEEP_OUTPUTS=${v#keep}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
