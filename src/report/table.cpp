@@ -254,7 +254,8 @@ std::string follows_host_legend(const std::vector<store::Result>& results) {
              "the host inside (timing flag waits_on_host), or the GPU waited for the candidate's "
              "or the eager baseline's own launches inside their calls (launch_gaps, "
              "eager_launch_gaps): that speedup follows the host's speed, "
-             "and two runs may differ by more than the others (23% in session 36's H100 runs)";
+             "and two timings of one code may differ by more than the others (23% on an H100, "
+             "up to 57% on an H200's host in session 42)";
     }
   }
   return "";
