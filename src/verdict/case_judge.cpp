@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -170,12 +172,48 @@ ShadowForm form_of(const std::set<std::string>& minus_ref, const std::string& na
   return minus_ref.count(name) ? ShadowForm::MinusRef : ShadowForm::Values;
 }
 
+// A result this small, each of whose elements is computed from at least this many inputs on
+// average, is a long reduction (fused_exp_mean over 128M elements, the losses' means): where
+// it fails the shadow rule normwise, its detail says what kbx asks of such a kernel.
+constexpr std::uint64_t kLongReductionMaxResult = 4096;
+constexpr std::uint64_t kLongReductionMinInputs = 65536;
+
+/// The elements of a case's floating inputs, as its reference event lists them ("inputs":
+/// {name: {"dtype", "shape"}}); 0 when it lists none.
+std::uint64_t floating_input_elements(const json& ref_event) {
+  const json inputs = ref_event.value("inputs", json::object());
+  if (!inputs.is_object()) return 0;
+  std::uint64_t total = 0;
+  for (const auto& [name, meta] : inputs.items()) {
+    const std::string dtype = meta.value("dtype", "");
+    if (dtype.rfind("float", 0) != 0 && dtype.rfind("bfloat", 0) != 0) continue;
+    std::uint64_t n = 1;
+    for (const auto& d : meta.value("shape", json::array())) {
+      n *= d.is_number_integer() && d.get<std::int64_t>() > 0 ? d.get<std::uint64_t>() : 0;
+    }
+    total += n;
+  }
+  return total;
+}
+
+/// What a normwise failure of a result with few elements, each computed from many inputs, adds
+/// to its detail: kbx's contract for long reductions and how a kernel meets it.
+std::string long_reduction_hint(std::uint64_t result_elements, std::uint64_t input_elements) {
+  const std::uint64_t per_element = input_elements / std::max<std::uint64_t>(result_elements, 1);
+  if (result_elements > kLongReductionMaxResult || per_element < kLongReductionMinInputs) return "";
+  return fmt::format(
+      "; a long reduction (about {} inputs per result element): kbx asks for about PyTorch's "
+      "accuracy there, which short partial sums added up as a tree give, and refuses the error "
+      "of one accumulator run long (docs/task-format.md)",
+      per_element);
+}
+
 void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& ref,
                      const TensorFile& shadow, const std::set<std::string>& shadow_minus_ref,
                      const std::map<std::string, Sensitivity>& floors,
                      const suite::Contract& contract, bool shapes_only = false,
                      const std::set<std::string>& skip = {}, bool per_element = false,
-                     const Yield& yield = {}) {
+                     const Yield& yield = {}, std::uint64_t input_elements = 0) {
   for (const auto& r : ref.tensors) {
     if (skip.count(r.name)) continue;
     const Tensor* c = cand.find(r.name);
@@ -197,10 +235,12 @@ void compare_outputs(CaseVerdict& v, const TensorFile& cand, const TensorFile& r
       }
       continue;
     }
-    worsen(v,
-           compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield,
-                        form_of(shadow_minus_ref, r.name), floor_of(floors, r.name)),
-           r.name);
+    LeafVerdict leaf = compare_leaf(*c, r, shadow.find(r.name), contract, per_element, yield,
+                                    form_of(shadow_minus_ref, r.name), floor_of(floors, r.name));
+    if (leaf.status == Status::NumericalMismatch && leaf.detail.rfind("error ratio", 0) == 0) {
+      leaf.detail += long_reduction_hint(static_cast<std::uint64_t>(r.numel()), input_elements);
+    }
+    worsen(v, leaf, r.name);
   }
 }
 
@@ -305,7 +345,8 @@ CaseVerdict judge_case(const CaseFiles& f, const suite::Contract& contract,
   // finite element against its own magnitude, since the extremes set the normwise scale.
   const bool per_element = contract.per_element_special && f.ref_event.value("special", false);
   compare_outputs(v, cand, r.ref, r.shadow, r.shadow_minus_ref, r.floors, contract, random,
-                  judged_as_inputs(f.ref_event, f.cand_event), per_element, yield);
+                  judged_as_inputs(f.ref_event, f.cand_event), per_element, yield,
+                  floating_input_elements(f.ref_event));
   if (r.in_kept) {
     compare_inputs(v, r.in, cand_after, r.ref_after, r.shadow_after, r.shadow_after_minus_ref,
                    r.floors_after, contract, random, per_element, yield);

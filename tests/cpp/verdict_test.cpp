@@ -315,6 +315,27 @@ TEST_F(CaseJudge, CorrectPasses) {
   EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, Status::Passed);
 }
 
+// A small result computed from many inputs that fails the shadow rule normwise says what kbx
+// asks of a long reduction (docs/task-format.md); a small one from few inputs does not, nor does
+// a result that passes.
+TEST_F(CaseJudge, ALongReductionsFailureSaysHowToMeetTheContract) {
+  const auto plain = judge({2, 4, 7}, {1, 2, 3});
+  ASSERT_EQ(plain.status, verdict::Status::NumericalMismatch);
+  EXPECT_EQ(plain.detail.find("long reduction"), std::string::npos) << plain.detail;
+  ref_ev_["inputs"] = {{"arg0", {{"dtype", "float32"}, {"shape", {1024, 1024}}}},
+                       {"index", {{"dtype", "int64"}, {"shape", {1 << 30}}}}};
+  const auto longer = judge({2, 4, 7}, {1, 2, 3});
+  ASSERT_EQ(longer.status, verdict::Status::NumericalMismatch);
+  EXPECT_NE(longer.detail.find("error ratio"), std::string::npos) << longer.detail;
+  // 1M floating inputs over 3 result elements (the integer input does not count)
+  EXPECT_NE(longer.detail.find("a long reduction (about 349525 inputs per result element)"),
+            std::string::npos)
+      << longer.detail;
+  EXPECT_EQ(judge({2, 4, 6}, {1, 2, 3}).status, verdict::Status::Passed);
+  ref_ev_["inputs"] = {{"arg0", {{"dtype", "bfloat16"}, {"shape", {3, 1000}}}}};
+  EXPECT_EQ(judge({2, 4, 7}, {1, 2, 3}).detail.find("long reduction"), std::string::npos);
+}
+
 TEST_F(CaseJudge, MutatedInputIsCaught) {
   auto v = judge({2, 4, 6}, {0, 0, 0});
   EXPECT_EQ(v.status, Status::InputMutation);
