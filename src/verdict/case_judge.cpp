@@ -185,6 +185,7 @@ std::uint64_t floating_input_elements(const json& ref_event) {
   if (!inputs.is_object()) return 0;
   std::uint64_t total = 0;
   for (const auto& [name, meta] : inputs.items()) {
+    if (!meta.is_object()) continue;
     const std::string dtype = meta.value("dtype", "");
     if (dtype.rfind("float", 0) != 0 && dtype.rfind("bfloat", 0) != 0) continue;
     std::uint64_t n = 1;
