@@ -21,7 +21,10 @@ def _hello(channel, request):
         info["cuda"] = torch.version.cuda
         info["gpu_count"] = torch.cuda.device_count()
         info["gpu_memory"] = torch.cuda.get_device_properties(0).total_memory
-        if request.get("mode") in ("reference", "calibrate", "hello"):  # trusted, once per run: the record
+        # trusted modes, for the run's record; a reference worker only where kbx reads it
+        # ("machine_facts": the first of a run's 90-odd reference workers on the GPU)
+        if request.get("mode") in ("reference", "calibrate", "hello") \
+                and request.get("machine_facts", True):
             from .calibrate_mode import machine_facts
             info.update(machine_facts())
     channel.send("hello", **info)

@@ -831,7 +831,8 @@ int run_eval(const EvalOptions& options) {
         } leave{room, pass.ticket};
         json hello;
         const ReferenceTurn turn(feed);
-        feed_chunk(chunks[i], &hello, files_written, false);
+        // the hello is read until the run's environment is saved (the first chunk's, as a rule)
+        feed_chunk(chunks[i], environment_saved ? nullptr : &hello, files_written, false);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);
@@ -850,7 +851,7 @@ int run_eval(const EvalOptions& options) {
         one.front().alone = true;
         json hello;
         const ReferenceTurn turn(feed);
-        feed_chunk(one, &hello, {}, true);
+        feed_chunk(one, environment_saved ? nullptr : &hello, {}, true);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);

@@ -222,7 +222,9 @@ std::map<std::string, ReferenceCases> run_references(
                   {"device", env.device},
                   {"jobs", pending},
                   {"time", time_eager && env.device == "cuda"},
-                  {"gpu_slot", env.device == "cuda"}};
+                  {"gpu_slot", env.device == "cuda"},
+                  // the driver and clocks (one nvidia-smi call) only where the hello is read
+                  {"machine_facts", hello != nullptr}};
   // the eager baselines' timer keeps outputs as the candidates' does (eager_worker_key)
   if (env.timer_keep_outputs > 0) request["timer"]["keep_outputs"] = env.timer_keep_outputs;
   WorkerEnv ref_env = env;

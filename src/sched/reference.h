@@ -94,7 +94,9 @@ std::optional<AloneRetry> alone_retry(const std::string& error);
 /// earlier, interrupted run are read from disk instead of recomputed. With a launcher (a warm
 /// parent of trusted workers only), the worker is forked from it rather than started cold.
 /// files_written(task), when given, is called as soon as a task's reference files are all
-/// written (before its eager timing, which may wait for the GPU's slot).
+/// written (before its eager timing, which may wait for the GPU's slot). hello, when given, gets
+/// the worker's hello with the machine's facts (driver, clocks); without it the worker skips
+/// them (an nvidia-smi call per worker).
 std::map<std::string, ReferenceCases> run_references(
     const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager,
     nlohmann::json* hello = nullptr, sandbox::Launcher* launcher = nullptr,

@@ -323,3 +323,32 @@ def test_a_failed_measurement_is_a_skipped_row(monkeypatch):
         {"ev": "skipped", "name": "copy_bw",
          "reason": "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB"},
         {"ev": "peak", "name": "fp32"}]
+
+
+def test_a_reference_workers_hello_has_the_machines_facts_only_when_asked(monkeypatch):
+    # one nvidia-smi call per hello: kbx reads a reference worker's facts until the run's
+    # environment is saved (its first chunk's), then asks the next 90-odd workers for none
+    import torch
+    import kbx_worker.__main__ as worker_main
+    from kbx_worker import calibrate_mode as cm
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Fake GPU")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda i=0: type("P", (), {"total_memory": 1 << 30})())
+    calls = []
+    monkeypatch.setattr(cm, "machine_facts", lambda: calls.append(1) or {"driver": "580.1"})
+
+    class Channel:
+        def send(self, kind, **ev):
+            self.ev = (kind, ev)
+
+    for request, wanted in (({"mode": "reference"}, True),
+                            ({"mode": "reference", "machine_facts": True}, True),
+                            ({"mode": "reference", "machine_facts": False}, False),
+                            ({"mode": "candidate"}, False)):
+        channel, calls[:] = Channel(), []
+        worker_main._hello(channel, request)
+        kind, ev = channel.ev
+        assert kind == "hello" and ev["gpu"] == "Fake GPU" and ev["gpu_memory"] == 1 << 30
+        assert (ev.get("driver") == "580.1") == wanted and len(calls) == int(wanted), request
