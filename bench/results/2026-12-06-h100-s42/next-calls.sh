@@ -11,8 +11,15 @@
 #     bench/slot_profile.py), and bench/host_bound_apart.py for the host-waiting cases.
 #   STEP=refs10 (timeout_s 300): the warm run again with 10 reference workers (refs184.sh's
 #     refs10), from the eager cache of STEP=refs (the same machine).
+# Since session 42's last commits only a run's first reference worker calls nvidia-smi in its
+# hello (machine_facts): compare the warm pipeline with session 42's 185.9 s.
 export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# what the hello's nvidia-smi call cost each reference worker before session 42's machine_facts
+# (now only the first chunk's asks): three calls, each its own start
+TIMEFORMAT='nvidia-smi for the hello: %R s'
+{ for k in 1 2 3; do time nvidia-smi --query-gpu=driver_version,clocks.sm,clocks.mem \
+  --format=csv,noheader > /dev/null; done; } 2>&1 | tee $OUT/smi.txt
 FINAL=$OUT
 mkdir -p /tmp/s43
 case ${STEP:?STEP=refs or refs10} in
