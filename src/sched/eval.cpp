@@ -692,6 +692,9 @@ int run_eval(const EvalOptions& options) {
       chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
     trace_pipeline("refs_start", chunk_tasks);
     const auto ref_parent = ref_warm.get();  // null: started cold
+    // the hello (with the machine's facts) only until the run's environment is saved: the first
+    // chunk's, as a rule
+    if (environment_saved) hello = nullptr;
     auto refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written);
     trace_pipeline("refs_done", chunk_tasks);
     if (eager_baseline) {
@@ -831,8 +834,7 @@ int run_eval(const EvalOptions& options) {
         } leave{room, pass.ticket};
         json hello;
         const ReferenceTurn turn(feed);
-        // the hello is read until the run's environment is saved (the first chunk's, as a rule)
-        feed_chunk(chunks[i], environment_saved ? nullptr : &hello, files_written, false);
+        feed_chunk(chunks[i], &hello, files_written, false);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);
@@ -851,7 +853,7 @@ int run_eval(const EvalOptions& options) {
         one.front().alone = true;
         json hello;
         const ReferenceTurn turn(feed);
-        feed_chunk(one, environment_saved ? nullptr : &hello, {}, true);
+        feed_chunk(one, &hello, {}, true);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);

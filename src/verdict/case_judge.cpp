@@ -186,8 +186,10 @@ std::uint64_t floating_input_elements(const json& ref_event) {
   std::uint64_t total = 0;
   for (const auto& [name, meta] : inputs.items()) {
     if (!meta.is_object()) continue;
-    const std::string dtype = meta.value("dtype", "");
-    if (dtype.rfind("float", 0) != 0 && dtype.rfind("bfloat", 0) != 0) continue;
+    DType dtype;
+    if (!parse_dtype(meta.value("dtype", ""), &dtype) || !is_floating(dtype) || is_complex(dtype)) {
+      continue;
+    }
     std::uint64_t n = 1;
     for (const auto& d : meta.value("shape", json::array())) {
       n *= d.is_number_integer() && d.get<std::int64_t>() > 0 ? d.get<std::uint64_t>() : 0;
