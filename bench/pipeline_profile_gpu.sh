@@ -2,7 +2,7 @@
 # Where a task's time goes in the pipeline (issue 14): the references of TASKS as their own
 # candidates (--track any), timed, with KBX_DEBUG_TIMING (each reference case's steps, each
 # candidate's timeline), a reference cache of its own, then the size of each cache entry.
-#   OUT=/dir [TASKS=...] [REF_WORKERS=1] [JOBS=N] [LIVE_TASKS=N] [DB=file] [KEEP_REF_CACHE=1]
+#   OUT=/dir [TASKS=...] [REF_WORKERS=1] [REF_CHUNK=N] [JOBS=N] [LIVE_TASKS=N] [DB=file] [KEEP_REF_CACHE=1]
 #     [REF_CACHE_MB=n] [FINISHING_JOBS=n] bash bench/pipeline_profile_gpu.sh
 # DB: the results database (default $OUT/profile.db); a second run into the same one finds this
 # machine's eager timings cached. The reference cache ($KBX_REF_CACHE) starts empty unless
@@ -25,7 +25,7 @@ done
 t0=$(date +%s.%N)
 timeout --signal=INT "${PROFILE_TIMEOUT:-300}" "$KBX" eval --method refs --candidates "$OUT/refcands" \
   --track any --device cuda --db "${DB:-$OUT/profile.db}" --fresh --seed 7 \
-  ${REF_WORKERS:+--reference-workers "$REF_WORKERS"} ${JOBS:+--jobs "$JOBS"} ${LIVE_TASKS:+--live-tasks "$LIVE_TASKS"} \
+  ${REF_WORKERS:+--reference-workers "$REF_WORKERS"} ${REF_CHUNK:+--reference-chunk "$REF_CHUNK"} ${JOBS:+--jobs "$JOBS"} ${LIVE_TASKS:+--live-tasks "$LIVE_TASKS"} \
   ${REF_CACHE_MB:+--ref-cache-mb "$REF_CACHE_MB"} ${FINISHING_JOBS:+--finishing-jobs "$FINISHING_JOBS"} \
   > "$OUT/profile.log" 2>&1
 echo "profile wall_s=$(python3 -c "import time; print(f'{time.time()-$t0:.1f}')") exit=$?"

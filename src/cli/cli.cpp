@@ -406,6 +406,12 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "the candidates of earlier chunks run (default: on cuda half of --jobs plus "
                    "two, at most 8, 1 with --jobs 1; on cpu 1)")
       ->check(CLI::Range(1, 16));
+  eval->add_option("--reference-chunk", ev.reference_chunk,
+                   "tasks per reference worker, each handed to the lanes as soon as the worker "
+                   "has finished it (where its eager timing is cached); fewer workers start, "
+                   "each with its CUDA start (default: 2 on cuda, 16 on cpu; the run's first "
+                   "worker computes one task)")
+      ->check(CLI::Range(1, 64));
   eval->add_option(
           "--live-tasks", ev.live_tasks,
           "most tasks with reference files on disk (fed to the lanes, last job not "

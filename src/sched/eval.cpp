@@ -8,10 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -115,6 +117,15 @@ json environment_of(const json& hello, const WorkerEnv& env) {
   e["fingerprint"] = fingerprint(fingerprint_fields(e));
   return e;
 }
+
+/// What a chunk of references starts from, per task: the baselines cached for it, and its key
+/// in the reference cache (restored: read from the cache, so not stored again).
+struct ChunkBaselines {
+  std::map<std::string, store::CaseSamples> compile;  ///< cached torch.compile samples
+  std::map<std::string, EagerSamples> eager;          ///< cached eager samples
+  std::map<std::string, std::string> cache_key;
+  std::set<std::string> restored;
+};
 
 fs::path default_work_root() {
   if (const char* w = std::getenv("KBX_WORK"); w && *w) return w;
@@ -322,6 +333,10 @@ int timer_keep_outputs_from_environment() {
 int reference_workers(const std::string& device, int lanes) {
   if (device != "cuda" || lanes <= 1) return 1;
   return std::min(8, lanes / 2 + 2);
+}
+
+std::size_t reference_chunk(const std::string& device) {
+  return device == "cuda" ? 2 : 16;
 }
 
 std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lanes,
@@ -607,7 +622,8 @@ int run_eval(const EvalOptions& options) {
   // The first chunk is one task: the lanes and the other reference workers wait for it (its
   // worker's hello), and on the H200 a task's references take 1-10 s (their files). On the GPU
   // chunks of two (files of the Activation tasks are 2-8 GB each, on a tmpfs).
-  const size_t chunk = o.device == "cuda" ? 2 : 16;
+  const size_t chunk =
+      o.reference_chunk > 0 ? static_cast<size_t>(o.reference_chunk) : reference_chunk(o.device);
   std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size();) {
     const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;
@@ -649,71 +665,27 @@ int run_eval(const EvalOptions& options) {
   // (session 30: 2x for calls of 3 ms and more).
   std::mutex deferred_mu;
   std::vector<ReferenceJob> deferred;
-  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
-  // nothing else runs on the GPU (an error of its references is their own).
-  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
-                        const std::function<void(const std::string&)>& files_written, bool alone) {
-    std::map<std::string, store::CaseSamples> cached;  // task -> compile samples per case
-    for (auto& job : ref_jobs) {
-      if (!compile_baseline) break;
-      if (!o.retime_baselines) {
-        std::lock_guard<std::mutex> lock(db_mu);
-        cached[job.task->id()] =
-            store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
-      }
-      job.compile_baseline = cached[job.task->id()].empty();
-    }
-    // task -> cached eager samples (events, probe): a task with them is not timed again
-    std::map<std::string, EagerSamples> eager;
-    for (auto& job : ref_jobs) {
-      if (!eager_baseline) break;
-      if (auto it = cached_eager_of.find(job.task->id()); it != cached_eager_of.end()) {
-        eager[job.task->id()] = it->second;
-      }
-      // the compile baseline is timed in the eager pass (the same inputs, under the slot)
-      job.time_eager = eager[job.task->id()].events.empty() || job.compile_baseline;
-      if (!job.time_eager) {
-        say(
-            fmt::format("reference {}: eager timings from this machine's cache "
-                        "(--retime-baselines times them again)",
-                        job.task->id()));
-      }
-    }
-    std::vector<std::string> cache_keys;  // per job; those restored are not stored again
-    std::vector<bool> restored;
-    for (const auto& job : ref_jobs) {
-      cache_keys.push_back(ref_cache ? ref_cache->key(job, fp, o.time, eager_timer_settings) : "");
-      restored.push_back(ref_cache && !job.compile_baseline &&
-                         ref_cache->restore(cache_keys.back(), job));
-      if (restored.back()) say(fmt::format("reference {}: from the cache", job.task->id()));
-    }
-    std::string chunk_tasks;  // for the pipeline trace
-    for (const auto& job : ref_jobs)
-      chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
-    trace_pipeline("refs_start", chunk_tasks);
-    const auto ref_parent = ref_warm.get();  // null: started cold
-    // the hello (with the machine's facts) only until the run's environment is saved: the first
-    // chunk's, as a rule
-    if (environment_saved) hello = nullptr;
-    auto refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written);
-    trace_pipeline("refs_done", chunk_tasks);
+  // What a chunk's tasks need once their references are computed, for those of `ref_jobs` in
+  // `refs`: the cached baselines added (or the new ones saved), the reference cache stored, the
+  // files' size measured, and the jobs handed to the lanes (or the task deferred to run alone).
+  // Called for a task as soon as its worker has finished it, or for the rest of the chunk at the
+  // worker's end; several at once for one chunk.
+  auto finish_tasks = [&](const std::vector<ReferenceJob>& ref_jobs,
+                          std::map<std::string, ReferenceCases>& refs,
+                          const ChunkBaselines& chunk_of, bool alone) {
     if (eager_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
-      use_eager_baselines(db, fp, worker_hash, ref_jobs, eager, refs);
+      use_eager_baselines(db, fp, worker_hash, ref_jobs, chunk_of.eager, refs);
     }
-    for (size_t k = 0; ref_cache && k < ref_jobs.size(); ++k) {
-      auto it = refs.find(ref_jobs[k].task->id() + "|ref");
-      if (!restored[k] && it != refs.end())
-        ref_cache->store(cache_keys[k], ref_jobs[k], it->second);
+    for (const auto& job : ref_jobs) {
+      const std::string task = job.task->id();
+      auto it = refs.find(task + "|ref");
+      if (ref_cache && !chunk_of.restored.count(task) && it != refs.end())
+        ref_cache->store(chunk_of.cache_key.at(task), job, it->second);
     }
     if (compile_baseline) {
       std::lock_guard<std::mutex> lock(db_mu);
-      use_compile_baselines(db, fp, ref_jobs, cached, refs);
-    }
-    if (hello && !hello->is_null() && !environment_saved) {
-      std::lock_guard<std::mutex> lock(db_mu);
-      db.set_run_environment(run->id, environment_of(*hello, env).dump());
-      environment_saved = true;
+      use_compile_baselines(db, fp, ref_jobs, chunk_of.compile, refs);
     }
     for (const auto& job : ref_jobs) {
       const std::uint64_t bytes = reference_folder_bytes(job);
@@ -747,6 +719,89 @@ int run_eval(const EvalOptions& options) {
       trace_pipeline("fed", task);
       feed.add(task, std::move(it->second), std::move(todo));
     }
+  };
+  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
+  // nothing else runs on the GPU (an error of its references is their own).
+  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
+                        const std::function<void(const std::string&)>& files_written, bool alone) {
+    ChunkBaselines chunk_of;
+    for (auto& job : ref_jobs) {
+      if (!compile_baseline) break;
+      if (!o.retime_baselines) {
+        std::lock_guard<std::mutex> lock(db_mu);
+        chunk_of.compile[job.task->id()] =
+            store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
+      }
+      job.compile_baseline = chunk_of.compile[job.task->id()].empty();
+    }
+    for (auto& job : ref_jobs) {
+      if (!eager_baseline) break;
+      if (auto it = cached_eager_of.find(job.task->id()); it != cached_eager_of.end()) {
+        chunk_of.eager[job.task->id()] = it->second;
+      }
+      // the compile baseline is timed in the eager pass (the same inputs, under the slot)
+      job.time_eager = chunk_of.eager[job.task->id()].events.empty() || job.compile_baseline;
+      if (!job.time_eager) {
+        say(
+            fmt::format("reference {}: eager timings from this machine's cache "
+                        "(--retime-baselines times them again)",
+                        job.task->id()));
+      }
+    }
+    for (const auto& job : ref_jobs) {
+      const std::string task = job.task->id();
+      chunk_of.cache_key[task] =
+          ref_cache ? ref_cache->key(job, fp, o.time, eager_timer_settings) : "";
+      if (ref_cache && !job.compile_baseline && ref_cache->restore(chunk_of.cache_key[task], job)) {
+        chunk_of.restored.insert(task);
+        say(fmt::format("reference {}: from the cache", task));
+      }
+    }
+    std::string chunk_tasks;  // for the pipeline trace
+    for (const auto& job : ref_jobs)
+      chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
+    trace_pipeline("refs_start", chunk_tasks);
+    const auto ref_parent = ref_warm.get();  // null: started cold
+    // the hello (with the machine's facts) only until the run's environment is saved: the first
+    // chunk's, as a rule
+    if (environment_saved) hello = nullptr;
+    // A task the worker has finished goes on at once (session 43: on the H100 a task waited for
+    // its chunk's other task and the worker's end), unless the run's environment is still to be
+    // saved from this chunk's hello.
+    std::vector<std::future<void>> finishing;  // those tasks' finish_tasks
+    std::set<std::string> handed;              // and their ids
+    std::function<void(const std::string&, ReferenceCases&&)> task_ready;
+    if (hello == nullptr) {
+      task_ready = [&](const std::string& task, ReferenceCases&& rc) {
+        for (const auto& job : ref_jobs) {
+          if (job.task->id() != task || !handed.insert(task).second) continue;
+          auto one = std::make_shared<std::map<std::string, ReferenceCases>>();
+          one->emplace(task + "|ref", std::move(rc));
+          finishing.push_back(std::async(
+              std::launch::async, [&, job, one] { finish_tasks({job}, *one, chunk_of, alone); }));
+        }
+      };
+    }
+    std::map<std::string, ReferenceCases> refs;
+    try {
+      refs =
+          run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written, task_ready);
+    } catch (...) {
+      for (auto& f : finishing) f.wait();
+      throw;
+    }
+    trace_pipeline("refs_done", chunk_tasks);
+    for (auto& f : finishing) f.get();
+    std::vector<ReferenceJob> rest;  // the chunk's tasks not handed on yet
+    for (const auto& job : ref_jobs) {
+      if (!handed.count(job.task->id())) rest.push_back(job);
+    }
+    if (hello && !hello->is_null() && !environment_saved) {
+      std::lock_guard<std::mutex> lock(db_mu);
+      db.set_run_environment(run->id, environment_of(*hello, env).dump());
+      environment_saved = true;
+    }
+    finish_tasks(rest, refs, chunk_of, alone);
   };
   // The first chunk before any lane starts: its worker's hello sets what the lanes read (the
   // floor's peaks, the lanes for the GPU's memory) and says whether CUDA is there at all.

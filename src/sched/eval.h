@@ -29,6 +29,8 @@ struct EvalOptions {
   std::string ref_cache;
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
+  /// Tasks per reference worker (after the first chunk's one); 0: reference_chunk(device).
+  int reference_chunk = 0;
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
   /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
@@ -78,6 +80,9 @@ int default_jobs(const std::string& device, unsigned cores);
 /// took 90% of a reference worker's time, three workers were the pipeline's bottleneck); on the
 /// CPU one (the lanes have the cores).
 int reference_workers(const std::string& device, int lanes);
+
+/// The default tasks per reference worker on a device (the run's first worker gets one task).
+std::size_t reference_chunk(const std::string& device);
 
 /// The most tasks with reference files on disk ("live": fed to the lanes, last job not ended)
 /// before another chunk of references starts: on the GPU a task for every lane and a chunk of

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <string_view>
 
 #include "common/util.h"
@@ -172,10 +173,11 @@ std::vector<std::string> tiers_for(const std::string& device) {
 
 std::map<std::string, ReferenceCases> run_references(
     const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager, json* hello,
-    sandbox::Launcher* launcher,
-    const std::function<void(const std::string& task)>& files_written) {
+    sandbox::Launcher* launcher, const std::function<void(const std::string& task)>& files_written,
+    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready) {
   std::map<std::string, ReferenceCases> out;
   json pending = json::array();
+  std::set<std::string> early;  // "task|label" of the jobs handed on at their task_done
   for (const auto& job : jobs) {
     const std::string key = job.task->id() + "|" + job.label;
     ReferenceCases& rc = out[key];
@@ -218,6 +220,16 @@ std::map<std::string, ReferenceCases> run_references(
                         job.task->contract.tolerance == suite::Tolerance::Statistical}});
   }
   if (pending.empty()) return out;
+  // Handed on at once: a job that times nothing in this worker (its probe records, read at the
+  // worker's end, would add to its cases)
+  for (const auto& job : pending) {
+    const bool timed_here = time_eager && env.device == "cuda" &&
+                            (job.value("time_eager", true) || job.value("compile_baseline", false));
+    if (task_ready && !timed_here) {
+      early.insert(job["task"].get<std::string>() + "|" + job["label"].get<std::string>());
+    }
+  }
+  std::set<std::string> handed;  // those of `early` handed on
   json request = {{"mode", "reference"},
                   {"device", env.device},
                   {"jobs", pending},
@@ -244,6 +256,12 @@ std::map<std::string, ReferenceCases> run_references(
       std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",
                    ev.value("task", "").c_str(), ev.value("label", "").c_str(),
                    out[key].cases.size(), ev.value("seconds", 0.0));
+      if (early.count(key) && !handed.count(key)) {
+        handed.insert(key);
+        ReferenceCases rc = std::move(out[key]);
+        out.erase(key);
+        task_ready(ev.value("task", ""), std::move(rc));
+      }
     } else if (kind == "task_error") {
       out[key].error = ev.value("type", "") + ": " + ev.value("message", "");
       std::fprintf(stderr, "kbx: reference %s [%s] failed: %s\n", ev.value("task", "").c_str(),
@@ -263,14 +281,25 @@ std::map<std::string, ReferenceCases> run_references(
   sandbox::Outcome o =
       run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr, launcher);
   if (debug_timing) {  // how long the worker took to start (a warm fork vs a cold start)
-    std::fprintf(stderr, "kbx: reference worker for %s (%zu tasks): %s, hello after %.2f s\n",
+    // ... and where the rest of its life went: its end after "done" (the CUDA context's
+    // teardown), and the time it spent frozen for other jobs' timed loops
+    std::fprintf(stderr,
+                 "kbx: reference worker for %s (%zu tasks): %s, hello after %.2f s, done at "
+                 "%.2f s, exited at %.2f s, frozen %.2f s\n",
                  jobs.front().task->id().c_str(), pending.size(),
                  launcher ? "forked from the warm parent" : "started cold",
-                 seconds_to_event(o, "hello"));
+                 seconds_to_event(o, "hello"), seconds_to_event(o, "done"), o.exited_seconds,
+                 o.frozen_seconds);
   }
   const bool finished = !first_event(o, "done").is_null();
-  if (!o.probe_bytes.empty()) add_probe_spans(o, pending, out);
+  json kept = json::array();  // the jobs not handed on
   for (const auto& job : pending) {
+    if (!handed.count(job["task"].get<std::string>() + "|" + job["label"].get<std::string>())) {
+      kept.push_back(job);
+    }
+  }
+  if (!o.probe_bytes.empty()) add_probe_spans(o, kept, out);
+  for (const auto& job : kept) {
     ReferenceCases& rc =
         out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
     if (rc.error.empty() && !fs::exists(rc.dir / "cases.json")) {

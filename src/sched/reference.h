@@ -97,10 +97,15 @@ std::optional<AloneRetry> alone_retry(const std::string& error);
 /// written (before its eager timing, which may wait for the GPU's slot). hello, when given, gets
 /// the worker's hello with the machine's facts (driver, clocks); without it the worker skips
 /// them (an nvidia-smi call per worker).
+/// task_ready, when given, takes a task's references as soon as the worker has finished it,
+/// while the worker goes on with the chunk's next task, where nothing of the task waits for the
+/// worker's end (no eager or torch.compile timing of its own, whose probe records come then);
+/// such a task is not in the returned map.
 std::map<std::string, ReferenceCases> run_references(
     const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager,
     nlohmann::json* hello = nullptr, sandbox::Launcher* launcher = nullptr,
-    const std::function<void(const std::string& task)>& files_written = {});
+    const std::function<void(const std::string& task)>& files_written = {},
+    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready = {});
 
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);

@@ -10,7 +10,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("option,bad", [("--live-tasks", "0"), ("--reference-workers", "17")])
+@pytest.mark.parametrize("option,bad", [("--live-tasks", "0"), ("--reference-workers", "17"),
+                                        ("--reference-chunk", "0")])
 def test_a_pipeline_option_out_of_range_is_refused(kbx, tmp_path, option, bad):
     (tmp_path / "cands" / "Math").mkdir(parents=True)
     (tmp_path / "cands" / "Math" / "add.py").write_text("def add(a, b):\n    return a + b\n")
@@ -24,8 +25,8 @@ def test_a_pipeline_option_out_of_range_is_refused(kbx, tmp_path, option, bad):
 
 def test_the_pipeline_options_are_in_the_help(kbx):
     out = kbx("eval", "--help", check=True).stdout
-    for option in ("--jobs", "--reference-workers", "--live-tasks", "--finishing-jobs",
-                   "--finishing-from"):
+    for option in ("--jobs", "--reference-workers", "--reference-chunk", "--live-tasks",
+                   "--finishing-jobs", "--finishing-from"):
         assert option in out
     # and the variables only the environment sets, each of them read by kbx somewhere
     for variable in ("KBX_QUIET_CPU_FIRST", "KBX_BASELINE_SETTLE", "KBX_TIMER_SETTLE",
@@ -50,16 +51,16 @@ def _trace(path):
 TASKS = ("Activation/relu", "Math/sub", "Math/mul")
 
 
-def _finishing_run(kbx, tmp_path, *options):
-    """Three tasks' references as candidates on one lane; (the pipeline trace, results CSV)."""
+def _finishing_run(kbx, tmp_path, *options, tasks=TASKS):
+    """The tasks' references as candidates on one lane; (the pipeline trace, results CSV)."""
     cands = tmp_path / "cands"
-    for task in TASKS:
+    for task in tasks:
         (cands / task).parent.mkdir(parents=True, exist_ok=True)
         (cands / f"{task}.py").write_text((ROOT / "tasks" / task / "reference.py").read_text())
     trace = tmp_path / "trace.txt"
     db = str(tmp_path / "k.db")
     proc = kbx("eval", "--candidates", str(cands), "--device", "cpu", "--db", db, "--tasks",
-               ",".join(TASKS), "--jobs", "1", "--track", "any", "--method", "refs", *options,
+               ",".join(tasks), "--jobs", "1", "--track", "any", "--method", "refs", *options,
                env=dict(os.environ, KBX_SLOT_TRACE=str(trace)))
     assert proc.returncode == 0, proc.stderr
     rows = csv.DictReader(io.StringIO(kbx("results", "--db", db, "--format", "csv",
@@ -90,6 +91,27 @@ def test_without_finishing_jobs_a_lane_is_a_job_until_its_verdict(kbx, tmp_path)
     lanes = [step for step, _ in steps if step in ("job_start", "job_end")]
     assert lanes == ["job_start", "job_end"] * 3, steps
     assert results == {task: "passed" for task in TASKS}, results
+
+
+def test_a_reference_workers_finished_task_goes_to_the_lanes_before_the_workers_end(
+        kbx, tmp_path):
+    """--reference-chunk 2: the second worker computes two tasks; the first of them is fed to the
+    lanes as soon as the worker has finished it, before the worker's end (session 43: on the GPU
+    a task waited for its chunk's other task). The first worker's chunk, whose hello is read for
+    the run's environment, goes on at its end as before; every verdict as without it."""
+    tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
+    steps, results = _finishing_run(kbx, tmp_path, "--reference-chunk", "2", tasks=tasks)
+    starts = [who for step, who in steps if step == "refs_start"]
+    assert starts == ["Activation/relu,Math/add", "Math/mul,Math/sub"], steps
+    done = {who: k for k, (step, who) in enumerate(steps) if step == "refs_done"}
+    fed_at = {who: k for k, (step, who) in enumerate(steps) if step == "fed"}
+    assert sorted(fed_at) == sorted(tasks), steps
+    # the first chunk: both after its worker's end
+    assert fed_at["Activation/relu"] > done["Activation/relu,Math/add"], steps
+    assert fed_at["Math/add"] > done["Activation/relu,Math/add"], steps
+    # the second: its first task before
+    assert fed_at["Math/mul"] < done["Math/mul,Math/sub"], steps
+    assert results == {task: "passed" for task in tasks}, results
 
 
 def test_a_relative_work_folder_and_database_judge_as_absolute_ones(kbx, tmp_path):

@@ -8,6 +8,8 @@
 #             frees?); session 39: any N, e.g. jobs14 (the H200's memory cap)
 #   refsN     --reference-workers N, e.g. refs10 (session 42: the default is 8 with 12 jobs; on
 #             the H200 warm the lanes waited 108.8 s of 185.9 s for the references)
+#   chunkN    --reference-chunk N, e.g. chunk4 (session 43: tasks per reference worker, each
+#             handed to the lanes when finished; the default is 2 on cuda)
 #   launch    KBX_SLOT_AT=launch
 #   warmup3   KBX_TIMER_WARMUP_MS=3
 #   nokeep    KBX_KEEP_QUIET=0 (session 35: a candidate's hush ends after each timed case, as
@@ -45,6 +47,7 @@ for v in ${VARIANTS:-base}; do
     call) (export KBX_SLOT_AT=call; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     refs[0-9]*) (export REF_WORKERS=${v#refs}; sed 's/^unset JOBS REF_WORKERS /unset JOBS /' /tmp/nc2.sh > /tmp/nc2-refs.sh; OUT=$ROOT/$v bash /tmp/nc2-refs.sh) ;;  # (session 42) --reference-workers N
+    chunk[0-9]*) (export REF_CHUNK=${v#chunk}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;  # (session 43) --reference-chunk N
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     redraw) (export KBX_EAGER_REDRAW=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     keep[0-9]) (export KBX_TIMER_KEEP_OUTPUTS=${v#keep}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
