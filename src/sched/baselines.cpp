@@ -173,9 +173,9 @@ double cached_eager_seconds(const EagerSamples& samples) {
   return ms / 1000.0;
 }
 
-std::vector<std::string> heavy_tasks_early(const std::vector<std::string>& order,
+std::vector<std::string> heavy_tasks_first(const std::vector<std::string>& order,
                                            const std::map<std::string, double>& weight_seconds,
-                                           double heavy_seconds, std::size_t light_between) {
+                                           double heavy_seconds) {
   if (order.size() < 3) return order;
   auto weight = [&](const std::string& task) {
     auto it = weight_seconds.find(task);
@@ -189,14 +189,8 @@ std::vector<std::string> heavy_tasks_early(const std::vector<std::string>& order
     return weight(a) > weight(b);
   });
   std::vector<std::string> out{order.front()};
-  size_t next_light = 0;
-  for (const auto& task : heavy) {
-    for (size_t k = 0; k < light_between && next_light < light.size(); ++k) {
-      out.push_back(light[next_light++]);
-    }
-    out.push_back(task);
-  }
-  out.insert(out.end(), light.begin() + static_cast<std::ptrdiff_t>(next_light), light.end());
+  out.insert(out.end(), heavy.begin(), heavy.end());
+  out.insert(out.end(), light.begin(), light.end());
   return out;
 }
 

@@ -70,12 +70,10 @@ double cached_eager_seconds(const EagerSamples& samples);
 
 /// The order tasks go in when some are known to hold the timing slot long (issue 14): the first
 /// task stays first (its references start the run), then those whose weight is at least
-/// `heavy_seconds`, heaviest first, each after `light_between` of the others (in their order,
-/// while they last), then the rest of the others. A heavy task left for the end of a run kept
-/// the slot busy alone while the lanes idled; heavy tasks one after the other at the start kept
-/// the first reference workers busy on long references while the lanes waited.
-std::vector<std::string> heavy_tasks_early(const std::vector<std::string>& order,
+/// `heavy_seconds`, heaviest first, then the others in their order. A heavy task left for the
+/// end of a run kept the slot busy alone while the lanes idled.
+std::vector<std::string> heavy_tasks_first(const std::vector<std::string>& order,
                                            const std::map<std::string, double>& weight_seconds,
-                                           double heavy_seconds, std::size_t light_between = 0);
+                                           double heavy_seconds);
 
 }  // namespace kbx::sched

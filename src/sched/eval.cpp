@@ -44,7 +44,7 @@ using nlohmann::json;
 namespace {
 
 /// Eager loops of a task that take this long (seconds, summed over its full cases) mark it as
-/// one that holds the timing slot long (heavy_tasks_early).
+/// one that holds the timing slot long (heavy_tasks_first).
 constexpr double kHeavySlotSeconds = 1.0;
 
 /// The candidates of --candidates, read (and their problems said) before any database is opened:
@@ -604,14 +604,9 @@ int run_eval(const EvalOptions& options) {
   }
   const std::string fp =
       (eager_baseline || ref_cache) && !pending.empty() ? environment_fingerprint(env) : "";
-  // Tasks per reference worker (see the chunks below)
-  const size_t chunk =
-      o.reference_chunk > 0 ? static_cast<size_t>(o.reference_chunk) : reference_chunk(o.device);
   // This machine's cached eager samples, read once: a task with them is not timed again, and
   // those that hold the slot long go early, beside the others' references and correctness
-  // cases, not alone at the run's end; one every second chunk, last in it (session 43, H100:
-  // with them one after the other, the first reference workers all computed long references
-  // while the lanes waited, 32 s of the run's first 40)
+  // cases, not alone at the run's end.
   std::map<std::string, EagerSamples> cached_eager_of;  // task -> samples (empty: none cached)
   if (eager_baseline && !o.retime_baselines && !fp.empty()) {
     std::map<std::string, double> weight;
@@ -619,7 +614,7 @@ int run_eval(const EvalOptions& options) {
       cached_eager_of[id] = cached_eager(db, fp, *task_of.at(id), run->seed, worker_hash);
       weight[id] = cached_eager_seconds(cached_eager_of[id]);
     }
-    task_order = heavy_tasks_early(task_order, weight, kHeavySlotSeconds, 2 * chunk - 1);
+    task_order = heavy_tasks_first(task_order, weight, kHeavySlotSeconds);
   }
   // Tasks go in chunks: a reference worker computes a chunk's references while the lanes run the
   // candidates of the chunks before it; a task's files go when its last job ends, and a chunk
@@ -627,6 +622,8 @@ int run_eval(const EvalOptions& options) {
   // The first chunk is one task: the lanes and the other reference workers wait for it (its
   // worker's hello), and on the H200 a task's references take 1-10 s (their files). On the GPU
   // chunks of two (files of the Activation tasks are 2-8 GB each, on a tmpfs).
+  const size_t chunk =
+      o.reference_chunk > 0 ? static_cast<size_t>(o.reference_chunk) : reference_chunk(o.device);
   std::vector<std::vector<ReferenceJob>> chunks;
   for (size_t first = 0; first < task_order.size();) {
     const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;

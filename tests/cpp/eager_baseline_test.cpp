@@ -165,26 +165,11 @@ TEST(HeavyTasksFirst, TheFirstStaysThenTheHeavyHeaviestFirstThenTheRestInOrder) 
                                              {"C/heavy", 3.0},
                                              {"E/heaviest", 12.0},
                                              {"F/first_heavy_tie", 3.0}};
-  EXPECT_EQ(sched::heavy_tasks_early(order, weight, 1.0),
+  EXPECT_EQ(sched::heavy_tasks_first(order, weight, 1.0),
             (std::vector<std::string>{"A/first", "E/heaviest", "C/heavy", "F/first_heavy_tie",
                                       "B/light", "D/light", "G/light"}));
   // nothing cached: the order as it was
-  EXPECT_EQ(sched::heavy_tasks_early(order, {}, 1.0), order);
-}
-
-TEST(HeavyTasksEarly, EachHeavyTaskComesAfterTheLightOnesBetween) {
-  const std::vector<std::string> order{"A/first", "B/light", "C/heavy", "D/light", "E/heaviest",
-                                       "F/light", "G/light", "H/heavy", "I/light"};
-  const std::map<std::string, double> weight{
-      {"C/heavy", 3.0}, {"E/heaviest", 12.0}, {"H/heavy", 2.0}};
-  // in chunks of 2 after the first task, (B, D) (F, E) (G, I) (C, H): a heavy task last in
-  // every second chunk, until the light ones run out
-  EXPECT_EQ(sched::heavy_tasks_early(order, weight, 1.0, 3),
-            (std::vector<std::string>{"A/first", "B/light", "D/light", "F/light", "E/heaviest",
-                                      "G/light", "I/light", "C/heavy", "H/heavy"}));
-  EXPECT_EQ(sched::heavy_tasks_early(order, weight, 1.0, 1),
-            (std::vector<std::string>{"A/first", "B/light", "E/heaviest", "D/light", "C/heavy",
-                                      "F/light", "H/heavy", "G/light", "I/light"}));
+  EXPECT_EQ(sched::heavy_tasks_first(order, {}, 1.0), order);
 }
 
 }  // namespace
