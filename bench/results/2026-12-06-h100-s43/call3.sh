@@ -1,28 +1,5 @@
 #!/usr/bin/env bash
-# Session 43, call 3 (carry .carry/, timeout_s 300): as call 2 (166.4 s), with heavy tasks spread
-# (heavy_tasks_early: one last in every second chunk). Call 2: call 1's base variant ran first on a fresh
-# machine and took 211.9 s for 181 of 184 tasks, its chunk4 variant second 174.5 s; this
-# morning's run of 2f54a4e, second on its machine, 174.3 s. Here a 45 s warm-up run (discarded:
-# the machine's page cache and disk), then the base variant (chunks of 2, tasks handed on as
-# finished) on the same eager timings.
-export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
-HERE=bench/results/2026-12-06-h100-s43
-GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)
-echo "$GPU" | tee $OUT/summary.txt
-[ "$GPU" = "NVIDIA H100 80GB HBM3, 580.159.04" ] || { echo "not call 1's kind of machine: no eager timings"; exit 1; }
-FINAL=$OUT
-gunzip -c $HERE/eager-h100.db.gz > /var/tmp/kbx-eager-s30.db
-OUT=/tmp/s43w NAME=warmup RUN_TIMEOUT=30 VARIANTS=base bash bench/results/2026-12-05-h100-s37/call.sh > /dev/null 2>&1
-mkdir -p /tmp/s43
-OUT=/tmp/s43 NAME=warm RUN_TIMEOUT=200 VARIANTS=base bash bench/results/2026-12-05-h100-s37/call.sh 2>&1 |
-  grep -v '^  idle\|^  gaps' | tail -4 | tee -a $FINAL/summary.txt
-d=/tmp/o-warm/base
-grep -h "^pipeline over\|^slot gpu\|fewer jobs than\|held at the cap\|held for room\|^self speedups\|a task from fed\|ran again alone" $d/out.txt | tee -a $FINAL/summary.txt
-mkdir -p /tmp/x && tar xzf $d/call1-warm.tgz -C /tmp/x
-zcat /tmp/x/warm/profile/profile.log.gz | python3 -c "
-import re, sys
-rows = [tuple(map(float, m.groups())) for m in (re.search(r'hello after ([\d.-]+) s, done at ([\d.-]+) s, exited at ([\d.-]+) s, frozen ([\d.-]+) s', l) for l in sys.stdin) if m]
-n = len(rows)
-print(f'{n} reference workers: hello {sum(r[0] for r in rows):.1f} s, done {sum(r[1] for r in rows):.1f} s, done->exit {sum(r[2] - r[1] for r in rows):.1f} s, frozen {sum(r[3] for r in rows):.1f} s in all')
-" | tee -a $FINAL/summary.txt
-tar czf $FINAL/s43-call3.tgz -C /tmp s43 o-warm
+# Session 43, call 3 (carry .carry/, timeout_s 290): call2.sh with a 30 s warm-up and a 200 s
+# limit, on aca5af8: heavy tasks spread over the first chunks (heavy_tasks_early: one last in
+# every second chunk), reverted after this call measured no gain (167.5 s against call 2's 166.4 s).
+WARMUP_S=30 RUN_S=200 NAME=call3 bash "$(dirname "$0")/call2.sh"
