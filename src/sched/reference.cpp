@@ -229,7 +229,7 @@ std::map<std::string, ReferenceCases> run_references(
       early.insert(job["task"].get<std::string>() + "|" + job["label"].get<std::string>());
     }
   }
-  std::set<std::string> handed;  // those of `early` handed on
+  std::set<std::string> handed;  // those handed on (and out of `early`)
   json request = {{"mode", "reference"},
                   {"device", env.device},
                   {"jobs", pending},
@@ -256,7 +256,7 @@ std::map<std::string, ReferenceCases> run_references(
       std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",
                    ev.value("task", "").c_str(), ev.value("label", "").c_str(),
                    out[key].cases.size(), ev.value("seconds", 0.0));
-      if (early.count(key) && !handed.count(key)) {
+      if (early.erase(key) > 0) {
         handed.insert(key);
         ReferenceCases rc = std::move(out[key]);
         out.erase(key);
