@@ -21,6 +21,11 @@ import statistics
 
 REF = re.compile(r"kbx: reference (\S+) (\S+) \((\w+)\): ([\d.]+) s (.*)")
 TIMELINE = re.compile(r"kbx: (\S+): timeline: (.*)")
+# A reference worker's life (logs from session 43 on): seconds from its start to its hello and to
+# its "done", when it exited, and how long other jobs' quiet hosts kept it frozen
+REF_WORKER = re.compile(r"kbx: reference worker for \S+ \((\d+) tasks\): .*hello after "
+                        r"([\d.-]+) s, done at ([\d.-]+) s, exited at ([\d.-]+) s, "
+                        r"frozen ([\d.-]+) s")
 STEPS = ("slot_wait", "make", "save_in", "call", "save_ref", "shadow", "remake", "eager",
          "compiled")
 # The parts of "eager" (the timer's own steps; logs from session 9 on)
@@ -61,6 +66,31 @@ def print_timing_parts(parts, n):
           f"{parts['quiet_wait_s']:.1f} s, batches {parts['batches_s']:.1f} s (the calls' own "
           f"{parts['timed_s']:.1f} s{holds}), flush {parts['flush_s']:.1f} s, the rest "
           f"{parts['seconds'] - named:.1f} s")
+
+
+def reference_workers(lines):
+    """{workers, tasks, hello, done, teardown, frozen}: sums over the log's reference workers
+    (teardown: from `done` to the exit); None when the log has no such line."""
+    rows = [m.groups() for m in map(REF_WORKER.search, lines) if m]
+    if not rows:
+        return None
+    ended = [(float(done), float(exited)) for _, _, done, exited, _ in rows if float(done) >= 0]
+    return {"workers": len(rows), "tasks": sum(int(r[0]) for r in rows),
+            "hello": sum(max(0.0, float(r[1])) for r in rows),
+            "done": sum(done for done, _ in ended),
+            "teardown": sum(exited - done for done, exited in ended),
+            "frozen": sum(float(r[4]) for r in rows)}
+
+
+def print_reference_workers(lines):
+    w = reference_workers(lines)
+    if w is None:
+        return
+    share = 100 * w["frozen"] / w["done"] if w["done"] else 0.0
+    print(f"  reference workers: {w['workers']} ({w['tasks']} tasks), {w['done']:.1f} s from "
+          f"their start to `done` in all, of which {w['frozen']:.1f} s ({share:.0f}%) frozen for "
+          f"other jobs' timed loops and {w['hello']:.1f} s to their hello; then "
+          f"{w['teardown']:.1f} s to their exit")
 
 
 def read(path):
@@ -329,6 +359,7 @@ def main():
     print("  by step: " + ", ".join(f"{s} {sum(c[s] for c in ref.values()):.1f} s" for s in STEPS))
     print("  of eager: " + ", ".join(f"{s[6:]} {sum(c[s] for c in ref.values()):.1f} s"
                                      for s in EAGER_PARTS + ("eager_quiet_wait",)))
+    print_reference_workers(lines)
     print(f"candidates: {len(cand_span)} jobs, slot span {sum(cand_span.values()):.1f} s (first "
           f"grant to exit; under --slot-at launch it holds the waits between full-size calls), "
           f"of which timed loops {sum(cand_timing.values()):.1f} s and from `done` to the "

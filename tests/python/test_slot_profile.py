@@ -39,3 +39,25 @@ def test_the_holds_at_the_batches_heads_are_summed_and_shown(capsys):
     assert n == 2 and abs(parts["holds_s"] - 0.2) < 1e-9 and parts["samples"] == 30
     slot_profile.print_timing_parts(parts, n)
     assert "(the calls' own 0.5 s, the holds 0.2 s)" in capsys.readouterr().out
+
+
+def test_the_reference_workers_lives_are_summed(capsys):
+    """Session 43's debug line of a reference worker: its hello, done, exit and frozen seconds,
+    summed over the workers; a worker that never said done adds no teardown."""
+    lines = [
+        "kbx: reference worker for A/x (2 tasks): forked from the warm parent, hello after 0.30 s, "
+        "done at 10.00 s, exited at 10.25 s, frozen 3.50 s",
+        "kbx: reference worker for B/y (1 tasks): started cold, hello after 0.50 s, "
+        "done at 6.00 s, exited at 6.75 s, frozen 1.50 s",
+        "kbx: reference worker for C/z (2 tasks): forked from the warm parent, hello after 0.20 s, "
+        "done at -1.00 s, exited at 4.00 s, frozen 0.00 s",
+        "kbx: reference worker for D/w (2 tasks): forked from the warm parent, hello after 0.25 s",
+    ]
+    w = slot_profile.reference_workers(lines)
+    assert w["workers"] == 3 and w["tasks"] == 5
+    assert abs(w["done"] - 16.0) < 1e-9 and abs(w["teardown"] - 1.0) < 1e-9
+    assert abs(w["frozen"] - 5.0) < 1e-9 and abs(w["hello"] - 1.0) < 1e-9
+    slot_profile.print_reference_workers(lines)
+    out = capsys.readouterr().out
+    assert "5.0 s (31%) frozen" in out, out
+    assert slot_profile.reference_workers(lines[3:]) is None
