@@ -46,6 +46,34 @@ def test_a_second_method_with_the_same_seed_takes_the_references_from_the_cache(
     assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
 
 
+def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, tmp_path):
+    """--reference-chunk 2 over four tasks: the second worker hands its tasks to the lanes as it
+    finishes them (session 43), and their references go into the cache all the same; a second
+    method with the same seed finds all four there."""
+    tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
+    cands = tmp_path / "refs"
+    for task in tasks:
+        (cands / task).parent.mkdir(parents=True, exist_ok=True)
+        (cands / f"{task}.py").write_text((ROOT / "tasks" / task / "reference.py").read_text())
+    cache, db = tmp_path / "cache", tmp_path / "kbx.db"
+
+    def run(method):
+        proc = kbx("eval", "--method", method, "--candidates", str(cands), "--tasks",
+                   ",".join(tasks), "--device", "cpu", "--track", "any", "--db", str(db),
+                   "--ref-cache", str(cache), "--seed", "21", "--jobs", "1",
+                   "--reference-chunk", "2", check=True)
+        out = json.loads(kbx("results", "--db", str(db), "--format", "json", check=True).stdout)
+        return proc.stderr, {r["task"]: r["status"] for r in out["results"] if r["method"] == method}
+
+    err, statuses = run("first")
+    assert statuses == {task: "passed" for task in tasks}, err
+    assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 4
+    err, statuses = run("second")
+    assert statuses == {task: "passed" for task in tasks}, err
+    for task in tasks:
+        assert f"reference {task}: from the cache" in err, err
+
+
 def test_off_keeps_nothing(kbx, tmp_path):
     cands = _candidates(tmp_path, "refs", (ROOT / "tasks" / TASK / "reference.py").read_text())
     proc = kbx("eval", "--method", "m", "--candidates", cands, "--tasks", TASK, "--device", "cpu",
