@@ -769,12 +769,11 @@ int run_eval(const EvalOptions& options) {
     // its chunk's other task and the worker's end), unless the run's environment is still to be
     // saved from this chunk's hello.
     std::vector<std::future<void>> finishing;  // those tasks' finish_tasks
-    std::set<std::string> handed;              // and their ids
     std::function<void(const std::string&, ReferenceCases&&)> task_ready;
     if (hello == nullptr) {
       task_ready = [&](const std::string& task, ReferenceCases&& rc) {
         for (const auto& job : ref_jobs) {
-          if (job.task->id() != task || !handed.insert(task).second) continue;
+          if (job.task->id() != task) continue;
           auto one = std::make_shared<std::map<std::string, ReferenceCases>>();
           one->emplace(task + "|ref", std::move(rc));
           finishing.push_back(std::async(
@@ -792,9 +791,10 @@ int run_eval(const EvalOptions& options) {
     }
     trace_pipeline("refs_done", chunk_tasks);
     for (auto& f : finishing) f.get();
-    std::vector<ReferenceJob> rest;  // the chunk's tasks not handed on yet
+    // the chunk's tasks not handed on: those run_references returns
+    std::vector<ReferenceJob> rest;
     for (const auto& job : ref_jobs) {
-      if (!handed.count(job.task->id())) rest.push_back(job);
+      if (refs.count(job.task->id() + "|ref")) rest.push_back(job);
     }
     if (hello && !hello->is_null() && !environment_saved) {
       std::lock_guard<std::mutex> lock(db_mu);
