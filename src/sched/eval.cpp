@@ -347,6 +347,27 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
   return std::max(chunks_ahead * chunk, device == "cuda" ? busy : 0);
 }
 
+fs::path references_kernel_cache(const std::string& option, bool candidates_confined) {
+  const std::optional<fs::path> folder = kernel_cache_folder(option);
+  if (!folder) return {};
+  if (!candidates_confined) {
+    if (!option.empty()) {
+      say("--kernel-cache is off: candidates are not confined and could write kernels into it "
+          "that the references would run");
+    }
+    return {};
+  }
+  std::error_code ec;
+  fs::create_directories(*folder, ec);
+  if (ec || !fs::is_directory(*folder)) {
+    say(fmt::format("the references' kernel cache is off: cannot make {} ({})", folder->string(),
+                    ec ? ec.message() : "not a folder"));
+    return {};
+  }
+  fs::permissions(*folder, fs::perms::owner_all, fs::perm_options::replace, ec);
+  return fs::absolute(*folder);
+}
+
 int default_jobs(const std::string& device, unsigned cores) {
   const int n = static_cast<int>(std::max(1u, cores));
   return device == "cuda" ? std::clamp(n * 3 / 4, 1, 12) : n;
@@ -555,7 +576,8 @@ int run_eval(const EvalOptions& options) {
   WarmParents ref_warm(o.warm, trusted_argv(env.python, "kbx_worker.zygote", warm_args),
                        worker_environment(env, ref_warm_home), ref_warm_home,
                        "references and judges");
-  WorkerEnv cand_env = env;
+  WorkerEnv cand_env = env;  // candidates: without the references' kernel cache
+  env.kernel_cache = references_kernel_cache(o.kernel_cache, env.confine);
   JobSettings st;
   st.track = o.track;
   st.time = o.time;

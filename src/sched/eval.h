@@ -28,6 +28,9 @@ struct EvalOptions {
   /// The reference cache (sched/ref_cache.h): its folder, "off", or empty for the default.
   std::string ref_cache;
   std::uint64_t ref_cache_mb = 16384;  ///< its size cap
+  /// PyTorch's compiled-kernel cache of the reference workers (kernel_cache_folder): its folder,
+  /// "off", or empty for the default.
+  std::string kernel_cache;
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
   /// Tasks per reference worker (after the first chunk's one); 0: reference_chunk(device).
   int reference_chunk = 0;
@@ -73,6 +76,11 @@ inline constexpr int kExitBusy = 4;
 /// their full-size cases and timed loops take turns on the GPU's timing slot, so more jobs only
 /// overlap imports, compiles and small cases), on the CPU every core.
 int default_jobs(const std::string& device, unsigned cores);
+
+/// The reference workers' kernel cache (WorkerEnv::kernel_cache) for a --kernel-cache value,
+/// made if need be (kbx's own, 0700); empty when off or when candidates are not confined (said
+/// when the option asked for one).
+std::filesystem::path references_kernel_cache(const std::string& option, bool candidates_confined);
 
 /// Reference workers at once (each a chunk of tasks): on the GPU half the lanes and two more, up
 /// to eight (one with a single lane), whose full-size work takes turns on the GPU's timing slot

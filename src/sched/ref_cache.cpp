@@ -68,18 +68,33 @@ void link_or_copy_folder(const fs::path& from, const fs::path& to) {
 ReferenceCache::ReferenceCache(fs::path root, std::uint64_t max_bytes)
     : root_(std::move(root)), max_bytes_(max_bytes), worker_hash_(worker_sources_hash()) {}
 
-std::optional<fs::path> ReferenceCache::folder(const std::string& option) {
+namespace {
+
+/// An option's folder: none for "off"; the option; else $variable (none when "off"), else
+/// kbx's cache folder (~/.cache/kbx, or under XDG_CACHE_HOME) / name.
+std::optional<fs::path> cache_folder(const std::string& option, const char* variable,
+                                     const char* name) {
   if (option == "off") return std::nullopt;
   if (!option.empty()) return fs::path(option);
-  if (const char* dir = std::getenv("KBX_REF_CACHE"); dir && *dir) {
+  if (const char* dir = std::getenv(variable); dir && *dir) {
     if (std::string(dir) == "off") return std::nullopt;
     return fs::path(dir);
   }
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    return fs::path(xdg) / "kbx" / "references";
+    return fs::path(xdg) / "kbx" / name;
   }
   const char* home = std::getenv("HOME");
-  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kbx" / "references";
+  return fs::path(home && *home ? home : "/tmp") / ".cache" / "kbx" / name;
+}
+
+}  // namespace
+
+std::optional<fs::path> ReferenceCache::folder(const std::string& option) {
+  return cache_folder(option, "KBX_REF_CACHE", "references");
+}
+
+std::optional<fs::path> kernel_cache_folder(const std::string& option) {
+  return cache_folder(option, "KBX_KERNEL_CACHE", "torch-kernels");
 }
 
 std::string ReferenceCache::key(const ReferenceJob& job, const std::string& fingerprint, bool time,

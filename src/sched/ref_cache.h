@@ -88,4 +88,11 @@ class ReferenceCache {
   mutable bool told_full_ = false;
 };
 
+/// The folder of PyTorch's run-time compiled kernels for the reference workers (WorkerEnv::
+/// kernel_cache) for a --kernel-cache value: none for "off" (or, with no value,
+/// KBX_KERNEL_CACHE=off); the value; else $KBX_KERNEL_CACHE, else ~/.cache/kbx/torch-kernels
+/// (XDG_CACHE_HOME when set). Like the reference cache, kbx uses it only while candidates are
+/// confined: a kernel there runs in every later run's references.
+std::optional<std::filesystem::path> kernel_cache_folder(const std::string& option);
+
 }  // namespace kbx::sched

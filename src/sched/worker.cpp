@@ -144,6 +144,7 @@ std::map<std::string, std::string> worker_environment(const WorkerEnv& env, cons
       {"PYTHONHASHSEED", "0"},
       {"TRITON_CACHE_DIR", (home / ".triton-cache").string()},
   };
+  if (!env.kernel_cache.empty()) overrides["PYTORCH_KERNEL_CACHE_PATH"] = env.kernel_cache.string();
   if (env.device == "cpu") {
     overrides["TRITON_INTERPRET"] = "1";
     overrides["CUDA_VISIBLE_DEVICES"] = "";

@@ -39,6 +39,11 @@ struct WorkerEnv {
   std::filesystem::path probe_lib;
   /// Candidates run confined (sandbox/confine.h): own uid, namespaces, minimal filesystem.
   bool confine = false;
+  /// PyTorch's cache of the kernels it compiles at run time (NVRTC: torch.special's airy_ai,
+  /// zeta, polygamma...), shared by the trusted workers of every run (PYTORCH_KERNEL_CACHE_PATH);
+  /// empty: each worker compiles them again in its own folder. Never a candidate's: a kernel
+  /// written there runs in the references.
+  std::filesystem::path kernel_cache;
   std::uint64_t job_disk_bytes = 4ULL << 30;  ///< a confined job folder's size cap
   std::uint64_t job_memory_bytes = 0;         ///< a confined job's memory cap (cgroup); 0: none
   /// The GPU the worker runs on, as a CUDA_VISIBLE_DEVICES entry (--gpus); empty: the one this

@@ -539,6 +539,13 @@ its inputs as hard links of the cache's files), so run by `tests/python/test_ref
 |---|---|---|
 | poison_ref_cache | poison_ref_cache/Activation/relu.py | passed, the cache's bytes unchanged |
 
+Also by hand, with a setup of its own (a kernel cache filled beforehand, the references' cache of
+the kernels PyTorch compiles at run time), so run by `tests/python/test_kernel_cache.py`:
+
+| attack | candidate path | expected status |
+|---|---|---|
+| poison_kernel_cache | poison_kernel_cache/Activation/relu.py | passed, the cache's bytes unchanged, nothing added |
+
 Written by hand, for the GPU machine only (a candidate's hold on the GPU's shared memory; the CPU
 has none), run by `tests/python/test_gpu_memory_hog.py` from `bench/sandbox_gpu.sh`:
 

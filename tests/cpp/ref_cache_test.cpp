@@ -10,6 +10,8 @@
 #include <string>
 
 #include "common/util.h"
+#include "sched/eval.h"
+#include "sched/worker.h"
 #include "test_util.h"
 
 namespace kbx::sched {
@@ -258,6 +260,42 @@ TEST(ReferenceCache, OffByOptionOrEnvironmentAndTheOptionBeforeTheEnvironment) {
   ::setenv("XDG_CACHE_HOME", "/z", 1);
   EXPECT_EQ(ReferenceCache::folder(""), fs::path("/z/kbx/references"));
   ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(KernelCache, OffByOptionOrEnvironmentElseBesideTheReferenceCache) {
+  EXPECT_FALSE(kernel_cache_folder("off"));
+  EXPECT_EQ(kernel_cache_folder("/x/kernels"), fs::path("/x/kernels"));
+  ::setenv("KBX_KERNEL_CACHE", "off", 1);
+  EXPECT_FALSE(kernel_cache_folder(""));
+  ::setenv("KBX_KERNEL_CACHE", "/y/kernels", 1);
+  EXPECT_EQ(kernel_cache_folder(""), fs::path("/y/kernels"));
+  ::unsetenv("KBX_KERNEL_CACHE");
+  ::setenv("XDG_CACHE_HOME", "/z", 1);
+  EXPECT_EQ(kernel_cache_folder(""), fs::path("/z/kbx/torch-kernels"));
+  ::unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(KernelCache, TheReferencesGetItOnlyWhileCandidatesAreConfined) {
+  test::TempDir dir;
+  const fs::path folder = dir.path() / "kernels";
+  EXPECT_TRUE(references_kernel_cache(folder.string(), false).empty());
+  EXPECT_FALSE(fs::exists(folder)) << "not made for an unconfined run";
+  EXPECT_TRUE(references_kernel_cache("off", true).empty());
+  EXPECT_EQ(references_kernel_cache(folder.string(), true), folder);
+  EXPECT_EQ(fs::status(folder).permissions() & fs::perms::all, fs::perms::owner_all);
+}
+
+TEST(KernelCache, InTheEnvironmentOfTheWorkersThatHaveOneAndNoOtherWorkers) {
+  WorkerEnv trusted;
+  trusted.device = "cuda";
+  trusted.kernel_cache = "/k/kernels";
+  EXPECT_EQ(worker_environment(trusted, "/tmp").at("PYTORCH_KERNEL_CACHE_PATH"), "/k/kernels");
+  // a candidate's: none, even where kbx's own environment names one
+  WorkerEnv candidate = trusted;
+  candidate.kernel_cache.clear();
+  ::setenv("PYTORCH_KERNEL_CACHE_PATH", "/k/kernels", 1);
+  EXPECT_EQ(worker_environment(candidate, "/tmp").count("PYTORCH_KERNEL_CACHE_PATH"), 0u);
+  ::unsetenv("PYTORCH_KERNEL_CACHE_PATH");
 }
 
 }  // namespace
