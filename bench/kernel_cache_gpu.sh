@@ -21,12 +21,13 @@ done
 KERNELS=$OUT/kernels
 rm -rf "$KERNELS" "$OUT"/off.db* "$OUT"/fill.db* "$OUT"/read.db*
 run() {  # name, --kernel-cache value
-  local t0=$(date +%s.%N)
+  local t0=$(date +%s%N)
   KBX_DEBUG_TIMING=1 "$KBX" eval --method "$1" --candidates "$OUT/cands" --tasks "$TASKS" \
     --device "${DEVICE:-cuda}" --track any --no-time --ref-cache off --kernel-cache "$2" \
     --db "$OUT/$1.db" > "$OUT/$1.log" 2>&1
   local rc=$?
-  printf '%s: exit %s, %.1f s wall\n' "$1" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  local ms=$((($(date +%s%N) - t0) / 1000000))
+  printf '%s: exit %s, %d.%03d s wall\n' "$1" "$rc" $((ms / 1000)) $((ms % 1000))
   grep -o "reference [A-Za-z/_0-9]* \[ref\]: [0-9]* cases in [0-9.]* s" "$OUT/$1.log" | sed 's/^/  /'
   grep "^eval [0-9]*/[0-9]* " "$OUT/$1.log" | sed 's/^/  /'  # each candidate's job, its wall time
   "$KBX" results --db "$OUT/$1.db" --format csv | cut -d, -f3,5 | sed 's/^/  /'
