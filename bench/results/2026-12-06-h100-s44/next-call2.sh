@@ -14,7 +14,7 @@ export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/summary.txt
 [ -s /var/tmp/kbx-eager-s30.db ] || { echo "no eager timings on this machine: run next-call.sh first" | tee -a $OUT/summary.txt; exit 1; }
 FINAL=$OUT
-OUT=/tmp/s45 NAME=ab RUN_TIMEOUT=220 VARIANTS="chunk4 base" bash bench/results/2026-12-05-h100-s37/call.sh > /dev/null 2>&1
+OUT=/tmp/s45 NAME=ab RUN_TIMEOUT=${RUN_S:-220} VARIANTS="chunk4 base" bash bench/results/2026-12-05-h100-s37/call.sh > /dev/null 2>&1
 for v in chunk4 base; do
   grep -h "^pipeline over\|^slot gpu\|fewer jobs than\|held at the cap\|^self speedups\|ran again alone" \
     /tmp/o-ab/$v/out.txt | sed "s/^/$v: /" | tee -a $FINAL/summary.txt
