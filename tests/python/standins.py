@@ -13,6 +13,23 @@ def cases():
             Case("perf_one", "full", lambda c: ((c.randn(64), 3.0), {}))]
 """
 
+# its task.toml, for a suite of such tasks (name: the task's)
+SCALE_TOML = '''schema = 1
+name = "{name}"
+category = "Math"
+entry = "scale"
+signature = "scale(x, factor)"
+set = "extra"
+summary = """Return x times factor, elementwise: x is a float32 tensor of any shape and factor a Python
+number. The result has the shape and dtype of x; x itself is left unchanged by the call."""
+
+[contract]
+dtypes = ["float32"]
+tolerance = "shadow"
+ratio = 10.0
+ulp_floor = 4.0
+'''
+
 
 class Events:
     """Collects what a worker mode sends, as the supervisor would receive it."""

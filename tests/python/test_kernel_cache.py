@@ -12,25 +12,11 @@ import textwrap
 import pytest
 
 from conftest import ROOT
+from standins import SCALE_TOML
 
 TASK = "Activation/relu"
 ATTACK = ROOT / "tests" / "adversarial" / "sandbox" / "poison_kernel_cache" / f"{TASK}.py"
 
-TOML = '''schema = 1
-name = "scale"
-category = "Math"
-entry = "scale"
-signature = "scale(x, factor)"
-set = "extra"
-summary = """Return x times factor, elementwise: x is a float32 tensor of any shape and factor a Python
-number. The result has the shape and dtype of x; x itself is left unchanged by the call."""
-
-[contract]
-dtypes = ["float32"]
-tolerance = "shadow"
-ratio = 10.0
-ulp_floor = 4.0
-'''
 
 # a reference that notes which kernel cache its worker was given
 REFERENCE = textwrap.dedent('''
@@ -60,7 +46,7 @@ CANDIDATE = textwrap.dedent('''
 def _suite(tmp_path):
     suite, cands = tmp_path / "suite", tmp_path / "cands"
     (suite / "Math" / "scale").mkdir(parents=True, exist_ok=True)
-    (suite / "Math" / "scale" / "task.toml").write_text(TOML)
+    (suite / "Math" / "scale" / "task.toml").write_text(SCALE_TOML.format(name="scale"))
     seen = tmp_path / "seen.txt"
     (suite / "Math" / "scale" / "reference.py").write_text(REFERENCE.format(seen=str(seen)))
     (cands / "Math").mkdir(parents=True, exist_ok=True)

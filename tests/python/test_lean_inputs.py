@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from standins import Events, SCALE_REFERENCE, run_candidate, run_reference
+from standins import Events, SCALE_REFERENCE, SCALE_TOML, run_candidate, run_reference
 from kbx_worker import candidate_mode
 
 # the candidates (honest and hostile) of tests/adversarial/verdict/lean_inputs
@@ -284,22 +284,6 @@ def test_a_generator_that_raises_names_its_error(tmp_path, monkeypatch):
     assert "ValueError: generator broke: seed 12" in errors[0]["message"]
 
 
-TOML = '''schema = 1
-name = "{name}"
-category = "Math"
-entry = "scale"
-signature = "scale(x, factor)"
-set = "extra"
-summary = """Return x times factor, elementwise: x is a float32 tensor of any shape and factor a Python
-number. The result has the shape and dtype of x; x itself is left unchanged by the call."""
-
-[contract]
-dtypes = ["float32"]
-tolerance = "shadow"
-ratio = 10.0
-ulp_floor = 4.0
-'''
-
 E2E_REFERENCE = textwrap.dedent('''
     from kbx_worker.casegen import Case
 
@@ -326,7 +310,7 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     for name in E2E_CANDIDATES:
         task = suite / "Math" / f"scale_{name}"
         task.mkdir(parents=True)
-        (task / "task.toml").write_text(TOML.format(name=f"scale_{name}"))
+        (task / "task.toml").write_text(SCALE_TOML.format(name=f"scale_{name}"))
         (task / "reference.py").write_text(E2E_REFERENCE)
         (cands / f"scale_{name}.py").write_text((LEAN / f"scale_{name}.py").read_text())
     db, work = tmp_path / "lean.db", tmp_path / "work"
@@ -370,7 +354,7 @@ def test_parked_jobs_run_alone_once_as_many_tasks_as_lanes_hold_their_files(kbx,
     for name, kind in names.items():
         task = suite / "Math" / f"scale_{name}"
         task.mkdir(parents=True)
-        (task / "task.toml").write_text(TOML.format(name=f"scale_{name}"))
+        (task / "task.toml").write_text(SCALE_TOML.format(name=f"scale_{name}"))
         (task / "reference.py").write_text(E2E_REFERENCE)
         (cands / f"scale_{name}.py").write_text((LEAN / f"scale_{kind}.py").read_text())
     db = tmp_path / "parked.db"
