@@ -1,6 +1,7 @@
 #include "sched/eval.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -364,7 +365,17 @@ fs::path references_kernel_cache(const std::string& option, bool candidates_conf
                     ec ? ec.message() : "not a folder"));
     return {};
   }
-  fs::permissions(*folder, fs::perms::owner_all, fs::perm_options::replace, ec);
+  // kbx's own only: a kernel another user could write there would run in the references
+  struct stat st {};
+  const auto owned = [&] { return ::stat(folder->c_str(), &st) == 0 && st.st_uid == ::geteuid(); };
+  if (owned()) fs::permissions(*folder, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (!owned() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    say(
+        fmt::format("the references' kernel cache is off: {} is not kbx's user's alone (owner "
+                    "uid {}, mode {:o}); give --kernel-cache a folder of its own",
+                    folder->string(), st.st_uid, st.st_mode & 07777));
+    return {};
+  }
   return fs::absolute(*folder);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -283,6 +284,16 @@ TEST(KernelCache, TheReferencesGetItOnlyWhileCandidatesAreConfined) {
   EXPECT_TRUE(references_kernel_cache("off", true).empty());
   EXPECT_EQ(references_kernel_cache(folder.string(), true), folder);
   EXPECT_EQ(fs::status(folder).permissions() & fs::perms::all, fs::perms::owner_all);
+  if (::geteuid() == 0) {  // another user's folder: kernels that user wrote would run
+    const fs::path theirs = dir.path() / "theirs";
+    fs::create_directories(theirs);
+    ASSERT_EQ(::chown(theirs.c_str(), 12345, 12345), 0);
+    fs::permissions(theirs, fs::perms::owner_all | fs::perms::group_write);
+    EXPECT_TRUE(references_kernel_cache(theirs.string(), true).empty());
+    EXPECT_EQ(fs::status(theirs).permissions() & fs::perms::all,
+              fs::perms::owner_all | fs::perms::group_write)
+        << "another user's folder is left as it was";
+  }
 }
 
 TEST(KernelCache, InTheEnvironmentOfTheWorkersThatHaveOneAndNoOtherWorkers) {
