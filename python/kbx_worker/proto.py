@@ -50,6 +50,16 @@ class Channel:
         if self._in.readline().strip() != "go":
             raise SystemExit(3)
 
+    def more_jobs(self):
+        """Asks the supervisor for more jobs of the same kind (a reference worker kept across its
+        lane's chunks): the list it sends on the request pipe, or None when it says "end" or
+        closes the pipe."""
+        self.send("more_wanted")
+        line = self._in.readline().strip()
+        if not line or line == "end":
+            return None
+        return json.loads(line)["jobs"]
+
     def ask_quiet(self, host_bound=True):
         """Asks the supervisor, while this job holds the GPU's timing slot, to freeze every other
         job on the host (a call is about to be timed). host_bound: the call waits on the host

@@ -497,51 +497,61 @@ def run(request, channel, timer=None):
         # KBX_BASELINE_SETTLE=0 (passed on by kbx) turns it off.
         timer.settles = os.environ.get("KBX_BASELINE_SETTLE", "1") != "0"
         timer.settle_min_ms = 0.0  # baselines are cached and shared: every one settles
-    for job in request["jobs"]:
-        t0 = time.perf_counter()
-        try:
-            os.makedirs(job["out_dir"], exist_ok=True)
-            os.makedirs(job.get("in_dir") or job["out_dir"], exist_ok=True)
-            # PyTorch's own error, which scales the tolerance, follows the task's TF32 rule
-            set_tf32(job.get("tf32", False))
-            ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
-            tiers = set(job["tiers"])
-            ran = [c for c in ref.cases if c.tier in tiers]
-            twins = fresh_twins(ran) if job.get("fresh_twin") else []
-            # Eager timing off for this job: its samples are cached (the supervisor adds them).
-            timing = timer is not None and job.get("time_eager", True)
-            # Every case runs beside other jobs; only the eager timing of the full-size cases
-            # holds the GPU's timing slot (issue 14), taken once per task after the rest. The
-            # full-size cases' files wait on the GPU and go in one flush (tensorio.DeferredFiles).
-            files = tensorio.DeferredFiles()
-            if timing and job.get("compile_baseline"):
-                prewarm_compiled(ref, job, [c for c in ran if c.tier == "full"], device)
-            to_time = []  # (case, its event): sent after their timing
-            for case in ran + twins:
-                files.defer = case.tier in ("full", "fresh")
-                ev = _run_case(ref, job, case, device, files, caught)
-                if timing and case.tier in ("full", "fresh"):
-                    to_time.append((case, ev))
-                else:
-                    channel.send("case", **ev)
-            t_write = time.perf_counter()
-            files.flush()
-            write_s = time.perf_counter() - t_write
-            # every file of the task is on disk: the supervisor's room gate stops counting what
-            # it guessed the task would write (its eager timing may wait long for the slot)
-            channel.send("files_written", task=job["task"], label=job.get("label", ""))
-            twin_events = {ev["fresh_of"]: ev for case, ev in to_time if "fresh_of" in ev}
-            with _SlotSpan(channel, request.get("gpu_slot")) as slot:
-                for case, ev in to_time:
-                    if case.tier == "full":
-                        _time_case(ref, job, case, ev, device, timer, slot.take(),
-                                   twin_events.get(case.name))
-                        _refuse_starved(job, case, ev, device, caught)
-                    channel.send("case", **ev)
-            channel.send("task_done", task=job["task"], label=job.get("label", ""),
-                         seconds=time.perf_counter() - t0, write_s=write_s)
-        except Exception as exc:  # a broken reference is reported, the next task still runs
-            channel.send("task_error", task=job["task"], label=job.get("label", ""),
-                         type=type(exc).__name__, message=str(exc)[:4000],
-                         trace=traceback.format_exc()[-4000:])
-        release_gpu_cache(device)
+    jobs = request["jobs"]
+    while jobs:
+        for job in jobs:
+            _run_job(job, request, channel, timer, device, caught)
+        # a worker kept across chunks (request["more"]) asks for its lane's next one
+        jobs = channel.more_jobs() if request.get("more") else None
+
+
+def _run_job(job, request, channel, timer, device, caught):
+    """One task's references: its cases, their files, its eager timing; then task_done (or
+    task_error, the next task still runs)."""
+    t0 = time.perf_counter()
+    try:
+        os.makedirs(job["out_dir"], exist_ok=True)
+        os.makedirs(job.get("in_dir") or job["out_dir"], exist_ok=True)
+        # PyTorch's own error, which scales the tolerance, follows the task's TF32 rule
+        set_tf32(job.get("tf32", False))
+        ref = Reference(job["task_dir"], job["entry"], label=str(abs(hash(job["task"]))))
+        tiers = set(job["tiers"])
+        ran = [c for c in ref.cases if c.tier in tiers]
+        twins = fresh_twins(ran) if job.get("fresh_twin") else []
+        # Eager timing off for this job: its samples are cached (the supervisor adds them).
+        timing = timer is not None and job.get("time_eager", True)
+        # Every case runs beside other jobs; only the eager timing of the full-size cases
+        # holds the GPU's timing slot (issue 14), taken once per task after the rest. The
+        # full-size cases' files wait on the GPU and go in one flush (tensorio.DeferredFiles).
+        files = tensorio.DeferredFiles()
+        if timing and job.get("compile_baseline"):
+            prewarm_compiled(ref, job, [c for c in ran if c.tier == "full"], device)
+        to_time = []  # (case, its event): sent after their timing
+        for case in ran + twins:
+            files.defer = case.tier in ("full", "fresh")
+            ev = _run_case(ref, job, case, device, files, caught)
+            if timing and case.tier in ("full", "fresh"):
+                to_time.append((case, ev))
+            else:
+                channel.send("case", **ev)
+        t_write = time.perf_counter()
+        files.flush()
+        write_s = time.perf_counter() - t_write
+        # every file of the task is on disk: the supervisor's room gate stops counting what
+        # it guessed the task would write (its eager timing may wait long for the slot)
+        channel.send("files_written", task=job["task"], label=job.get("label", ""))
+        twin_events = {ev["fresh_of"]: ev for case, ev in to_time if "fresh_of" in ev}
+        with _SlotSpan(channel, request.get("gpu_slot")) as slot:
+            for case, ev in to_time:
+                if case.tier == "full":
+                    _time_case(ref, job, case, ev, device, timer, slot.take(),
+                               twin_events.get(case.name))
+                    _refuse_starved(job, case, ev, device, caught)
+                channel.send("case", **ev)
+        channel.send("task_done", task=job["task"], label=job.get("label", ""),
+                     seconds=time.perf_counter() - t0, write_s=write_s)
+    except Exception as exc:  # a broken reference is reported, the next task still runs
+        channel.send("task_error", task=job["task"], label=job.get("label", ""),
+                     type=type(exc).__name__, message=str(exc)[:4000],
+                     trace=traceback.format_exc()[-4000:])
+    release_gpu_cache(device)

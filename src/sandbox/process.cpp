@@ -445,12 +445,29 @@ void note_slot_events(const Spawn& s, Outcome& out, SlotState& st, double t0, pi
   }
 }
 
-/// Whether a "done" event is among those from `scanned` on (which moves past them).
-bool said_done(const Outcome& out, size_t& scanned) {
+/// Whether an event named `name` is among those from `scanned` on (which moves past them).
+bool said(const Outcome& out, const char* name, size_t& scanned) {
   for (; scanned < out.events.size(); ++scanned) {
-    if (out.events[scanned].value("ev", "") == "done") return true;
+    if (out.events[scanned].value("ev", "") == name) return ++scanned, true;
   }
   return false;
+}
+
+/// Writes all of `text` on the (non-blocking) request pipe, waiting for room; false when the
+/// worker closed its end or stays full for 10 s.
+bool write_all(int fd, const std::string& text) {
+  size_t sent = 0;
+  const double until = monotonic_seconds() + 10;
+  while (sent < text.size() && monotonic_seconds() < until) {
+    const long n = write_without_sigpipe(fd, text.data() + sent, text.size() - sent);
+    if (n > 0) sent += static_cast<size_t>(n);
+    if (n < 0 && errno != EAGAIN) return false;
+    if (n <= 0) {
+      pollfd p{fd, POLLOUT, 0};
+      poll(&p, 1, 100);
+    }
+  }
+  return sent == text.size();
 }
 
 /// Gives the slot to a worker that asked for it once it is free: "go" on its request pipe.
@@ -519,7 +536,8 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   fcntl(req.write, F_SETFL, O_NONBLOCK);
   size_t request_sent = 0;
   int request_fd = req.write;
-  if (s.slot) s.request += '\n';  // one line; fd 3 stays open for the slot's "go"
+  const bool keep_request_open = s.slot || s.more_work;
+  if (keep_request_open) s.request += '\n';  // one line; fd 3 stays open for "go", more work
   if (s.request.empty()) close(request_fd), request_fd = -1;
   bool request_done = request_fd < 0;
 
@@ -530,7 +548,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
   std::string init_text;
   InitProcess init_process;
   bool exited = false, timed_out = false, ended_by_kbx = false, events_refused = false;
-  size_t done_scan = 0;
+  size_t done_scan = 0, more_scan = 0;
   int status = 0;
   char buf[65536];
   // The process that runs the worker's code: its namespace's init when confined.
@@ -581,7 +599,7 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
         if (n < 0 && errno != EAGAIN) request_sent = s.request.size();
         if (request_sent >= s.request.size()) {
           request_done = true;
-          if (!s.slot) close(request_fd), request_fd = -1;
+          if (!keep_request_open) close(request_fd), request_fd = -1;
         }
         continue;
       }
@@ -628,7 +646,19 @@ Outcome run(const Spawn& spawn, const std::function<void(const nlohmann::json&)>
           ended_by_kbx = true;
           release_slot(s, slot_state);
         }
-        if (s.end_at_done && !exited && !ended_by_kbx && said_done(out, done_scan)) {
+        if (s.more_work && !exited && request_fd >= 0 && request_done &&
+            said(out, "more_wanted", more_scan)) {
+          const double asked = monotonic_seconds();
+          const MoreWork more = s.more_work();
+          s.limits.wall_seconds += monotonic_seconds() - asked + more.seconds;
+          s.limits.max_events += spawn.limits.max_events;
+          s.limits.max_event_bytes += spawn.limits.max_event_bytes;
+          if (!write_all(request_fd, (more.line.empty() ? "end" : more.line) + "\n")) {
+            kill_worker(pid, init_process, false);  // it would wait for a line that never comes
+            ended_by_kbx = true;
+          }
+        }
+        if (s.end_at_done && !exited && !ended_by_kbx && said(out, "done", done_scan)) {
           kill_worker(pid, init_process, false);
           ended_by_kbx = true;
           release_slot(s, slot_state);

@@ -37,6 +37,12 @@ class ExclusiveSlot {
 };
 
 /// A process to start: argv[0] is an absolute path; env is the whole environment it gets.
+/// More work for a worker that asked for it (Spawn::more_work).
+struct MoreWork {
+  std::string line;      ///< one JSON line for its request pipe; empty: none ("end" is sent)
+  double seconds = 0.0;  ///< added to its time limit for that work
+};
+
 struct Spawn {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
@@ -71,6 +77,11 @@ struct Spawn {
   /// saying done); an exit by that kill counts as exit 0. A worker that says done early is cut
   /// off, like one that exits.
   bool end_at_done = false;
+  /// A trusted worker may ask for more work with a "more_wanted" event: called then, from the
+  /// supervising thread (it may wait), and its line written on the request pipe, which stays
+  /// open for it. The time it took does not count against limits.wall_seconds, and the work's
+  /// seconds and a new allowance of events are added to the limits. Empty: never asked.
+  std::function<MoreWork()> more_work;
   /// The jobs of this run that share the host: the job is a member while it runs (frozen while
   /// another job's host-bound calls are timed), and while it holds the slot its worker may ask
   /// for a quiet host with a "quiet_wanted" event: the line "quiet" (the others are frozen) or

@@ -8,12 +8,14 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -753,11 +755,9 @@ int run_eval(const EvalOptions& options) {
       feed.add(task, std::move(it->second), std::move(todo));
     }
   };
-  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
-  // nothing else runs on the GPU (an error of its references is their own).
-  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
-                        const std::function<void(const std::string&)>& files_written, bool alone) {
-    ChunkBaselines chunk_of;
+  // What a chunk's jobs take from the machine's caches before its worker starts: cached
+  // baselines (a task with them times none), references restored from the reference cache.
+  auto prepare_chunk = [&](std::vector<ReferenceJob>& ref_jobs, ChunkBaselines& chunk_of) {
     for (auto& job : ref_jobs) {
       if (!compile_baseline) break;
       if (!o.retime_baselines) {
@@ -790,10 +790,23 @@ int run_eval(const EvalOptions& options) {
         say(fmt::format("reference {}: from the cache", task));
       }
     }
-    std::string chunk_tasks;  // for the pipeline trace
-    for (const auto& job : ref_jobs)
-      chunk_tasks += (chunk_tasks.empty() ? "" : ",") + job.task->id();
-    trace_pipeline("refs_start", chunk_tasks);
+  };
+  auto chunk_names = [](const std::vector<ReferenceJob>& ref_jobs) {  // for the pipeline trace
+    std::string names;
+    for (const auto& job : ref_jobs) names += (names.empty() ? "" : ",") + job.task->id();
+    return names;
+  };
+  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
+  // nothing else runs on the GPU (an error of its references is their own). With next_chunk
+  // (KBX_KEEP_REFERENCE_WORKERS=1), the worker goes on with the chunks it gives (after the
+  // lane's gates) while all its tasks go on as they finish.
+  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
+                        const std::function<void(const std::string&)>& files_written, bool alone,
+                        const std::function<std::vector<ReferenceJob>*()>& next_chunk = {}) {
+    std::deque<ChunkBaselines> baselines(1);  // per chunk the worker took
+    std::vector<std::vector<ReferenceJob>*> taken = {&ref_jobs};
+    prepare_chunk(ref_jobs, baselines.front());
+    trace_pipeline("refs_start", chunk_names(ref_jobs));
     const auto ref_parent = ref_warm.get();  // null: started cold
     // the hello (with the machine's facts) only until the run's environment is saved: the first
     // chunk's, as a rule
@@ -805,36 +818,56 @@ int run_eval(const EvalOptions& options) {
     std::function<void(const std::string&, ReferenceCases&&)> task_ready;
     if (hello == nullptr) {
       task_ready = [&](const std::string& task, ReferenceCases&& rc) {
-        for (const auto& job : ref_jobs) {
-          if (job.task->id() != task) continue;
-          auto one = std::make_shared<std::map<std::string, ReferenceCases>>();
-          one->emplace(task + "|ref", std::move(rc));
-          finishing.push_back(std::async(
-              std::launch::async, [&, job, one] { finish_tasks({job}, *one, chunk_of, alone); }));
+        for (size_t k = 0; k < taken.size(); ++k) {
+          for (const auto& job : *taken[k]) {
+            if (job.task->id() != task) continue;
+            auto one = std::make_shared<std::map<std::string, ReferenceCases>>();
+            one->emplace(task + "|ref", std::move(rc));
+            const ChunkBaselines* chunk_of = &baselines[k];
+            finishing.push_back(std::async(std::launch::async, [&, job, one, chunk_of] {
+              finish_tasks({job}, *one, *chunk_of, alone);
+            }));
+          }
         }
+      };
+    }
+    // the worker's next chunk: the lane's gates passed, its caches read (this thread, as
+    // task_ready: deque elements stay put for the finishing threads)
+    std::function<std::vector<ReferenceJob>()> next_jobs;
+    if (next_chunk && task_ready) {
+      next_jobs = [&]() -> std::vector<ReferenceJob> {
+        trace_pipeline("refs_done", chunk_names(*taken.back()));
+        std::vector<ReferenceJob>* chunk = next_chunk();
+        if (chunk == nullptr) return {};
+        prepare_chunk(*chunk, baselines.emplace_back());
+        taken.push_back(chunk);
+        trace_pipeline("refs_start", chunk_names(*chunk));
+        return *chunk;
       };
     }
     std::map<std::string, ReferenceCases> refs;
     try {
-      refs =
-          run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written, task_ready);
+      refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written,
+                            task_ready, next_jobs);
     } catch (...) {
       for (auto& f : finishing) f.wait();
       throw;
     }
-    trace_pipeline("refs_done", chunk_tasks);
+    trace_pipeline("refs_done", chunk_names(*taken.back()));
     for (auto& f : finishing) f.get();
-    // the chunk's tasks not handed on: those run_references returns
-    std::vector<ReferenceJob> rest;
-    for (const auto& job : ref_jobs) {
-      if (refs.count(job.task->id() + "|ref")) rest.push_back(job);
-    }
     if (hello && !hello->is_null() && !environment_saved) {
       std::lock_guard<std::mutex> lock(db_mu);
       db.set_run_environment(run->id, environment_of(*hello, env).dump());
       environment_saved = true;
     }
-    finish_tasks(rest, refs, chunk_of, alone);
+    // each chunk's tasks not handed on: those run_references returns
+    for (size_t k = 0; k < taken.size(); ++k) {
+      std::vector<ReferenceJob> rest;
+      for (const auto& job : *taken[k]) {
+        if (refs.count(job.task->id() + "|ref")) rest.push_back(job);
+      }
+      finish_tasks(rest, refs, baselines[k], alone);
+    }
   };
   // The first chunk before any lane starts: its worker's hello sets what the lanes read (the
   // floor's peaks, the lanes for the GPU's memory) and says whether CUDA is there at all.
@@ -883,46 +916,82 @@ int run_eval(const EvalOptions& options) {
       o.live_tasks > 0
           ? static_cast<std::size_t>(o.live_tasks)
           : live_task_cap(o.device, chunk, jobs.lanes + jobs.finishing_jobs, reference_lanes);
+  // A chunk past the lane's gates, until its worker ends or takes the next chunk: what its
+  // tasks are guessed to write, which have all their files written (set from its lane, read by
+  // the room gate from the others: such a task counts its whole guess as written, so that none
+  // of it is still to write while its eager timing waits for the slot; session 19, H200, cold:
+  // the lanes waited 785 s for room, guesses of such tasks among what held it), its ticket.
+  struct ChunkInFlight {
+    RoomGate& room;
+    const std::vector<ReferenceJob>& jobs;
+    std::vector<std::uint64_t> task_guess;
+    std::vector<std::atomic<bool>> files_done;
+    std::optional<int> ticket;
+    ChunkInFlight(RoomGate& gate, const std::vector<ReferenceJob>& chunk)
+        : room(gate), jobs(chunk), files_done(chunk.size()) {}
+    ChunkInFlight(const ChunkInFlight&) = delete;
+    ChunkInFlight& operator=(const ChunkInFlight&) = delete;
+    ~ChunkInFlight() {
+      if (ticket) room.leave(*ticket);
+    }
+    void written(const std::string& task) {
+      for (size_t k = 0; k < jobs.size(); ++k) {
+        if (jobs[k].task->id() == task) files_done[k] = true;
+      }
+    }
+  };
+  // Chunk i through the lane's gates: at most live_cap tasks live, room for its files
+  auto enter_chunk = [&](size_t i) {
+    trace_pipeline("gate_wait", fmt::format("chunk{}", i));
+    feed.wait_until_live_at_most(live_cap);
+    trace_pipeline("gate_pass", fmt::format("chunk{}", i));
+    auto chunk = std::make_unique<ChunkInFlight>(room, chunks[i]);
+    for (const auto& job : chunks[i])
+      chunk->task_guess.push_back(footprint.guess(job.task->category, job.task->id()));
+    const std::uint64_t guess =
+        std::accumulate(chunk->task_guess.begin(), chunk->task_guess.end(), std::uint64_t{0});
+    trace_pipeline("room_wait", fmt::format("chunk{}", i));
+    // no task's files to wait for: none live, and none kept for parked jobs (those are made
+    // to run alone, which frees theirs)
+    const auto nothing_live = [&] { return feed.live() == 0 && !feed.parked_hold_files(); };
+    // what the chunk's references have written so far (their folders)
+    const ChunkInFlight* in_flight = chunk.get();
+    chunk->ticket = room.enter(guess, nothing_live,
+                               [in_flight] {
+                                 return chunk_written_bytes(in_flight->jobs, in_flight->files_done,
+                                                            in_flight->task_guess);
+                               })
+                        .ticket;
+    trace_pipeline("room_pass", fmt::format("chunk{}", i));
+    return chunk;
+  };
+  // KBX_KEEP_REFERENCE_WORKERS=1 (an experiment, off by default): a worker whose tasks all go
+  // on as they finish (their eager timings cached) takes its lane's next chunk instead of ending,
+  // so that a warm run starts a CUDA context per reference lane rather than per chunk (session
+  // 44: the driver makes contexts one at a time, about 0.13 s each on an H100)
+  const char* keep_env = std::getenv("KBX_KEEP_REFERENCE_WORKERS");
+  const bool keep_workers = keep_env && std::string(keep_env) == "1";
+  if (keep_workers)
+    say("reference workers kept across their lane's chunks (KBX_KEEP_REFERENCE_WORKERS=1)");
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
-        trace_pipeline("gate_wait", fmt::format("chunk{}", i));
-        feed.wait_until_live_at_most(live_cap);
-        trace_pipeline("gate_pass", fmt::format("chunk{}", i));
-        std::vector<std::uint64_t> task_guess;
-        for (const auto& job : chunks[i])
-          task_guess.push_back(footprint.guess(job.task->category, job.task->id()));
-        const std::uint64_t guess =
-            std::accumulate(task_guess.begin(), task_guess.end(), std::uint64_t{0});
-        // Which of the chunk's tasks have all their files written (set from this lane, read by
-        // the gate from the others): such a task counts its whole guess as written, so that
-        // none of it is still to write while its eager timing waits for the slot (session 19,
-        // H200, cold: the lanes waited 785 s for room, guesses of such tasks among what held it).
-        // (Declared before the gate's pass below, so they outlive the chunk's time in flight.)
-        std::vector<std::atomic<bool>> files_done(chunks[i].size());
-        auto files_written = [&chunk_jobs = chunks[i], &files_done](const std::string& task) {
-          for (size_t k = 0; k < chunk_jobs.size(); ++k) {
-            if (chunk_jobs[k].task->id() == task) files_done[k] = true;
-          }
-        };
-        // What the chunk's references have written so far (their folders)
-        auto written = [&chunk_jobs = chunks[i], &files_done, &task_guess] {
-          return chunk_written_bytes(chunk_jobs, files_done, task_guess);
-        };
-        trace_pipeline("room_wait", fmt::format("chunk{}", i));
-        // no task's files to wait for: none live, and none kept for parked jobs (those are made
-        // to run alone, which frees theirs)
-        const auto nothing_live = [&] { return feed.live() == 0 && !feed.parked_hold_files(); };
-        const RoomGate::Pass pass = room.enter(guess, nothing_live, written);
-        trace_pipeline("room_pass", fmt::format("chunk{}", i));
-        struct Leave {
-          RoomGate& gate;
-          int ticket;
-          ~Leave() { gate.leave(ticket); }
-        } leave{room, pass.ticket};
+        std::unique_ptr<ChunkInFlight> in_flight = enter_chunk(i);
         json hello;
         const ReferenceTurn turn(feed);
-        feed_chunk(chunks[i], &hello, files_written, false);
+        std::function<std::vector<ReferenceJob>*()> more;
+        if (keep_workers) {
+          more = [&]() -> std::vector<ReferenceJob>* {
+            const size_t k = next_chunk++;
+            if (k >= chunks.size()) return nullptr;
+            in_flight.reset();  // the last chunk's files are written, its tasks gone on
+            in_flight = enter_chunk(k);
+            return &chunks[k];
+          };
+        }
+        feed_chunk(
+            chunks[i], &hello, [&](const std::string& task) { in_flight->written(task); }, false,
+            more);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mu);

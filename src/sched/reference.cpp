@@ -174,61 +174,72 @@ std::vector<std::string> tiers_for(const std::string& device) {
 std::map<std::string, ReferenceCases> run_references(
     const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager, json* hello,
     sandbox::Launcher* launcher, const std::function<void(const std::string& task)>& files_written,
-    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready) {
+    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready,
+    const std::function<std::vector<ReferenceJob>()>& next_jobs) {
   std::map<std::string, ReferenceCases> out;
-  json pending = json::array();
   std::set<std::string> early;  // "task|label" of the jobs handed on at their task_done
-  for (const auto& job : jobs) {
-    const std::string key = job.task->id() + "|" + job.label;
-    ReferenceCases& rc = out[key];
-    rc.dir = job.out_dir;
-    rc.in_dir = job.in_dir.empty() ? job.out_dir : job.in_dir;
-    const fs::path done = job.out_dir / "cases.json";
-    if (fs::exists(done)) {
-      try {
-        rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
-        continue;
-      } catch (const std::exception&) {
-        rc.cases.clear();  // unreadable: recompute
+  bool all_early = true;        // so far: the worker may take more jobs (next_jobs)
+  // The jobs' folders made (or, for a job finished before, its cases read back) and the
+  // worker's entries for those to compute
+  auto prepare = [&](const std::vector<ReferenceJob>& chunk) {
+    json pending = json::array();
+    for (const auto& job : chunk) {
+      const std::string key = job.task->id() + "|" + job.label;
+      ReferenceCases& rc = out[key];
+      rc.dir = job.out_dir;
+      rc.in_dir = job.in_dir.empty() ? job.out_dir : job.in_dir;
+      const fs::path done = job.out_dir / "cases.json";
+      if (fs::exists(done)) {
+        try {
+          rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
+          continue;
+        } catch (const std::exception&) {
+          rc.cases.clear();  // unreadable: recompute
+        }
+      }
+      fs::remove_all(job.out_dir);
+      fs::create_directories(job.out_dir);
+      if (rc.in_dir != rc.dir) {
+        fs::remove_all(rc.in_dir);
+        fs::create_directories(rc.in_dir);
+      }
+      pending.push_back(
+          {{"task", job.task->id()},
+           {"task_dir", fs::absolute(job.task->dir).string()},
+           {"entry", job.task->entry},
+           {"seed", job.seed},
+           {"label", job.label},
+           {"tiers", job.tiers},
+           {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
+           {"out_dir", fs::absolute(job.out_dir).string()},
+           {"in_dir", fs::absolute(rc.in_dir).string()},
+           {"tf32", job.task->contract.tf32},
+           {"fresh_twin", time_eager && env.device == "cuda"},
+           {"compile_baseline", job.compile_baseline && time_eager},
+           {"eager_redraw", env.eager_redraw && time_eager},
+           {"time_eager", job.time_eager},
+           {"lean_inputs", job.lean_inputs},
+           {"alone", job.alone},
+           {"ulp_floor", job.task->contract.ulp_floor},
+           {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
+                          job.task->contract.tolerance == suite::Tolerance::Statistical}});
+    }
+    // Handed on at once: a job that times nothing in this worker (its probe records, read at
+    // the worker's end, would add to its cases)
+    for (const auto& job : pending) {
+      const bool timed_here =
+          time_eager && env.device == "cuda" &&
+          (job.value("time_eager", true) || job.value("compile_baseline", false));
+      if (task_ready && !timed_here) {
+        early.insert(job["task"].get<std::string>() + "|" + job["label"].get<std::string>());
+      } else {
+        all_early = false;
       }
     }
-    fs::remove_all(job.out_dir);
-    fs::create_directories(job.out_dir);
-    if (rc.in_dir != rc.dir) {
-      fs::remove_all(rc.in_dir);
-      fs::create_directories(rc.in_dir);
-    }
-    pending.push_back(
-        {{"task", job.task->id()},
-         {"task_dir", fs::absolute(job.task->dir).string()},
-         {"entry", job.task->entry},
-         {"seed", job.seed},
-         {"label", job.label},
-         {"tiers", job.tiers},
-         {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
-         {"out_dir", fs::absolute(job.out_dir).string()},
-         {"in_dir", fs::absolute(rc.in_dir).string()},
-         {"tf32", job.task->contract.tf32},
-         {"fresh_twin", time_eager && env.device == "cuda"},
-         {"compile_baseline", job.compile_baseline && time_eager},
-         {"eager_redraw", env.eager_redraw && time_eager},
-         {"time_eager", job.time_eager},
-         {"lean_inputs", job.lean_inputs},
-         {"alone", job.alone},
-         {"ulp_floor", job.task->contract.ulp_floor},
-         {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
-                        job.task->contract.tolerance == suite::Tolerance::Statistical}});
-  }
+    return pending;
+  };
+  json pending = prepare(jobs);
   if (pending.empty()) return out;
-  // Handed on at once: a job that times nothing in this worker (its probe records, read at the
-  // worker's end, would add to its cases)
-  for (const auto& job : pending) {
-    const bool timed_here = time_eager && env.device == "cuda" &&
-                            (job.value("time_eager", true) || job.value("compile_baseline", false));
-    if (task_ready && !timed_here) {
-      early.insert(job["task"].get<std::string>() + "|" + job["label"].get<std::string>());
-    }
-  }
   std::set<std::string> handed;  // those handed on (and out of `early`)
   json request = {{"mode", "reference"},
                   {"device", env.device},
@@ -236,7 +247,9 @@ std::map<std::string, ReferenceCases> run_references(
                   {"time", time_eager && env.device == "cuda"},
                   {"gpu_slot", env.device == "cuda"},
                   // the driver and clocks (one nvidia-smi call) only where the hello is read
-                  {"machine_facts", hello != nullptr}};
+                  {"machine_facts", hello != nullptr},
+                  // it asks for the next chunk when done with its jobs (next_jobs)
+                  {"more", static_cast<bool>(next_jobs)}};
   // the eager baselines' timer keeps outputs as the candidates' does (eager_worker_key)
   if (env.timer_keep_outputs > 0) request["timer"]["keep_outputs"] = env.timer_keep_outputs;
   WorkerEnv ref_env = env;
@@ -278,8 +291,30 @@ std::map<std::string, ReferenceCases> run_references(
   // (the worker asks for the slot per task and hands it back after).
   std::optional<GpuSlot> slot;
   if (env.device == "cuda") slot.emplace(worker_gpu(env), "references " + jobs.front().task->id());
+  // Its next chunk, while every job it had went on at its task_done (one whose probe records
+  // it waits for ends the worker); chunks whose jobs are all done before are skipped (kept)
+  // (A failure there ends the worker, and is thrown once it has ended: the sandbox's loop
+  // must not unwind with the worker running.)
+  std::exception_ptr more_failure;
+  auto more_work = [&]() -> sandbox::MoreWork {
+    try {
+      while (all_early) {
+        const std::vector<ReferenceJob> chunk = next_jobs();
+        if (chunk.empty()) break;
+        json more = prepare(chunk);
+        if (more.empty()) continue;
+        for (const auto& job : more) pending.push_back(job);
+        return {json{{"jobs", more}}.dump(), env.timeout_s * static_cast<double>(more.size())};
+      }
+    } catch (...) {
+      more_failure = std::current_exception();
+    }
+    return {};
+  };
   sandbox::Outcome o =
-      run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr, launcher);
+      run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr, launcher,
+                 next_jobs ? std::function<sandbox::MoreWork()>(more_work) : nullptr);
+  if (more_failure) std::rethrow_exception(more_failure);
   if (debug_timing) {  // how long the worker took to start (a warm fork vs a cold start)
     // ... and where the rest of its life went: its end after "done" (the CUDA context's
     // teardown), and the time it spent frozen for other jobs' timed loops

@@ -101,11 +101,16 @@ std::optional<AloneRetry> alone_retry(const std::string& error);
 /// while the worker goes on with the chunk's next task, where nothing of the task waits for the
 /// worker's end (no eager or torch.compile timing of its own, whose probe records come then);
 /// such a task is not in the returned map.
+/// next_jobs, when given, keeps the worker across chunks: once it has finished its jobs, and
+/// while every one of them went on through task_ready, it takes next_jobs()'s (called from this
+/// thread, it may wait; none: the worker ends) instead of ending; the returned map then holds the
+/// jobs of every chunk it took that did not go on.
 std::map<std::string, ReferenceCases> run_references(
     const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager,
     nlohmann::json* hello = nullptr, sandbox::Launcher* launcher = nullptr,
     const std::function<void(const std::string& task)>& files_written = {},
-    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready = {});
+    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready = {},
+    const std::function<std::vector<ReferenceJob>()>& next_jobs = {});
 
 /// Case tiers run on a device: edge and small on the CPU, all three on CUDA.
 std::vector<std::string> tiers_for(const std::string& device);

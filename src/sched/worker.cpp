@@ -197,9 +197,11 @@ std::vector<std::string> trusted_argv(const Python& python, const std::string& m
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const fs::path& dir,
                             const std::function<void(const nlohmann::json&)>& on_event,
-                            sandbox::ExclusiveSlot* slot, sandbox::Launcher* launcher) {
+                            sandbox::ExclusiveSlot* slot, sandbox::Launcher* launcher,
+                            const std::function<sandbox::MoreWork()>& more_work) {
   fs::create_directories(dir);
   sandbox::Spawn spawn;
+  spawn.more_work = more_work;
   spawn.slot = slot;
   spawn.slot_handback = slot != nullptr;
   spawn.quiet = env.quiet;

@@ -115,11 +115,14 @@ std::vector<std::string> trusted_argv(const Python& python, const std::string& m
 /// With a slot, the worker asks for the GPU's timing slot for each task's full-size work and
 /// hands it back after (sandbox::Spawn::slot_handback). With a launcher (a warm parent that
 /// only ever starts trusted workers), the worker is forked from it instead of started cold.
+/// With more_work, it may ask for more work of its kind instead of ending (sandbox::Spawn::
+/// more_work).
 sandbox::Outcome run_worker(const WorkerEnv& env, const nlohmann::json& request,
                             const std::filesystem::path& dir,
                             const std::function<void(const nlohmann::json&)>& on_event = {},
                             sandbox::ExclusiveSlot* slot = nullptr,
-                            sandbox::Launcher* launcher = nullptr);
+                            sandbox::Launcher* launcher = nullptr,
+                            const std::function<sandbox::MoreWork()>& more_work = {});
 
 /// Runs a candidate worker with a request: confined to view when env.confine, else in a new
 /// network namespace as the invoking user. With a slot, its full-size cases and timed loops

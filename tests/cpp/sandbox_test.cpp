@@ -52,6 +52,32 @@ TEST(Sandbox, EventsArriveOnFd4AndRequestOnFd3) {
   EXPECT_EQ(o.stdout_kept, "printed\n");
 }
 
+TEST(Sandbox, AWorkerAsksForMoreWorkUntilTheSupervisorHasNone) {
+  // Echoes each line it is given as an event, asking for more after each, until "end".
+  auto s = shell(
+      "read line <&3; while [ \"$line\" != end ]; do "
+      "echo \"{\\\"ev\\\": \\\"work\\\", \\\"line\\\": \\\"$line\\\"}\" >&4; "
+      "echo '{\"ev\": \"more_wanted\"}' >&4; read line <&3; done; echo '{\"ev\": \"done\"}' >&4",
+      2);
+  s.request = "first";
+  std::vector<std::string> more = {"third", "second"};
+  s.more_work = [&]() -> sandbox::MoreWork {
+    if (more.empty()) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // not the worker's time
+    const std::string line = more.back();
+    more.pop_back();
+    return {line, 1.0};
+  };
+  auto o = sandbox::run(s);
+  EXPECT_EQ(o.end, sandbox::Outcome::End::Exited) << o.stderr_kept;
+  std::vector<std::string> lines;
+  for (const auto& ev : o.events) {
+    if (ev["ev"] == "work") lines.push_back(ev["line"]);
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"first", "second", "third"}));
+  EXPECT_EQ(o.events.back()["ev"], "done");
+}
+
 // A worker that closes its request pipe unread: the supervisor's next write fails with EPIPE. With
 // SIGPIPE at its default (as in this test binary, or any program that uses the library without
 // kbx's CLI), that write must not kill the supervisor. In a child of its own (a death test): the

@@ -3,6 +3,7 @@ outside their range is refused before anything runs, naming the option."""
 import csv
 import io
 import os
+import re
 import pathlib
 
 import pytest
@@ -51,8 +52,9 @@ def _trace(path):
 TASKS = ("Activation/relu", "Math/sub", "Math/mul")
 
 
-def _finishing_run(kbx, tmp_path, *options, tasks=TASKS):
-    """The tasks' references as candidates on one lane; (the pipeline trace, results CSV)."""
+def _finishing_run(kbx, tmp_path, *options, tasks=TASKS, env=None, err=None):
+    """The tasks' references as candidates on one lane; (the pipeline trace, results CSV). env:
+    more of kbx's environment; err: a list that gets kbx's stderr."""
     cands = tmp_path / "cands"
     for task in tasks:
         (cands / task).parent.mkdir(parents=True, exist_ok=True)
@@ -61,8 +63,10 @@ def _finishing_run(kbx, tmp_path, *options, tasks=TASKS):
     db = str(tmp_path / "k.db")
     proc = kbx("eval", "--candidates", str(cands), "--device", "cpu", "--db", db, "--tasks",
                ",".join(tasks), "--jobs", "1", "--track", "any", "--method", "refs", *options,
-               env=dict(os.environ, KBX_SLOT_TRACE=str(trace)))
+               env=dict(os.environ, KBX_SLOT_TRACE=str(trace), **(env or {})))
     assert proc.returncode == 0, proc.stderr
+    if err is not None:
+        err.append(proc.stderr)
     rows = csv.DictReader(io.StringIO(kbx("results", "--db", db, "--format", "csv",
                                           check=True).stdout))
     return _trace(trace), {row["task"]: row["status"] for row in rows}
@@ -112,6 +116,70 @@ def test_a_reference_workers_finished_task_goes_to_the_lanes_before_the_workers_
     # the second: its first task before
     assert fed_at["Math/mul"] < done["Math/mul,Math/sub"], steps
     assert results == {task: "passed" for task in tasks}, results
+
+
+def _reference_workers(stderr):
+    """(first task, tasks) of each reference worker, from KBX_DEBUG_TIMING's lines."""
+    return re.findall(r"kbx: reference worker for (\S+) \((\d+) tasks\)", stderr)
+
+
+@pytest.mark.parametrize("keep", ["0", "1"])
+def test_kept_reference_workers_take_their_lanes_next_chunks(kbx, tmp_path, keep):
+    """KBX_KEEP_REFERENCE_WORKERS=1 (an experiment for the GPU's many CUDA starts, session 44):
+    with --reference-chunk 1 over four tasks, the first chunk's worker (its hello) ends as
+    before, and one more worker computes the other three chunks, each task fed to the lanes as
+    it finishes (the first of them long before that worker's end); every verdict as without it
+    (four workers)."""
+    tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
+    err = []
+    steps, results = _finishing_run(kbx, tmp_path, "--reference-chunk", "1", tasks=tasks,
+                                    env={"KBX_KEEP_REFERENCE_WORKERS": keep,
+                                         "KBX_DEBUG_TIMING": "1"}, err=err)
+    assert results == {task: "passed" for task in tasks}, results
+    workers = _reference_workers(err[0])
+    if keep == "0":
+        assert workers == [(task, "1") for task in tasks], err[0]
+        return
+    assert workers == [("Activation/relu", "1"), ("Math/add", "3")], err[0]
+    starts = [who for step, who in steps if step == "refs_start"]
+    assert starts == list(tasks), steps
+    fed_at = {who: k for k, (step, who) in enumerate(steps) if step == "fed"}
+    done_at = {who: k for k, (step, who) in enumerate(steps) if step == "refs_done"}
+    for earlier, later in zip(tasks[1:], tasks[2:]):  # one chunk after the other
+        assert done_at[earlier] < steps.index(("refs_start", later)), steps
+    assert fed_at["Math/add"] < done_at["Math/sub"], steps  # before the worker's end
+
+
+def test_a_kept_reference_workers_broken_task_is_its_own_and_the_next_chunk_still_runs(
+        kbx, tmp_path):
+    """A kept worker (KBX_KEEP_REFERENCE_WORKERS=1) whose second chunk's reference raises: that
+    task gets reference_error (at the worker's end), the worker goes on with its next chunk, and
+    the other tasks pass."""
+    from standins import SCALE_REFERENCE, SCALE_TOML
+    suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
+    cands.mkdir(parents=True)
+    names = ("scale_a", "scale_b", "scale_broken", "scale_c")
+    for name in names:
+        (suite / "Math" / name).mkdir(parents=True)
+        (suite / "Math" / name / "task.toml").write_text(SCALE_TOML.format(name=name))
+        reference = SCALE_REFERENCE
+        if name == "scale_broken":
+            reference = reference.replace("return x * factor", "raise RuntimeError('broken')")
+        (suite / "Math" / name / "reference.py").write_text(reference)
+        (cands / f"{name}.py").write_text("def scale(x, factor):\n    return x * factor\n")
+    db = str(tmp_path / "k.db")
+    proc = kbx("--suite", str(suite), "eval", "--candidates", str(tmp_path / "cands"), "--device",
+               "cpu", "--db", db, "--jobs", "1", "--track", "any", "--method", "kept",
+               "--reference-chunk", "1", "--ref-cache", "off",
+               env=dict(os.environ, KBX_KEEP_REFERENCE_WORKERS="1", KBX_DEBUG_TIMING="1"))
+    assert proc.returncode == 0, proc.stderr
+    assert _reference_workers(proc.stderr) == [("Math/scale_a", "1"), ("Math/scale_b", "3")], \
+        proc.stderr
+    rows = csv.DictReader(io.StringIO(kbx("--suite", str(suite), "results", "--db", db,
+                                          "--format", "csv", check=True).stdout))
+    assert {row["task"]: row["status"] for row in rows} == {
+        "Math/scale_a": "passed", "Math/scale_b": "passed",
+        "Math/scale_broken": "reference_error", "Math/scale_c": "passed"}
 
 
 def test_a_relative_work_folder_and_database_judge_as_absolute_ones(kbx, tmp_path):
