@@ -978,14 +978,20 @@ int run_eval(const EvalOptions& options) {
       for (size_t i; (i = next_chunk++) < chunks.size();) {
         std::unique_ptr<ChunkInFlight> in_flight = enter_chunk(i);
         json hello;
-        const ReferenceTurn turn(feed);
+        std::optional<ReferenceTurn> turn(std::in_place, feed);
         std::function<std::vector<ReferenceJob>*()> more;
         if (keep_workers) {
           more = [&]() -> std::vector<ReferenceJob>* {
             const size_t k = next_chunk++;
             if (k >= chunks.size()) return nullptr;
+            // Idle while it waits at the gates: not a reference in flight then, or jobs made to
+            // run alone (JobFeed's drain, which waits for those) and this worker, which waits
+            // for the drain, would wait for each other. The alone jobs then run beside its idle
+            // CUDA context.
+            turn.reset();
             in_flight.reset();  // the last chunk's files are written, its tasks gone on
             in_flight = enter_chunk(k);
+            turn.emplace(feed);
             return &chunks[k];
           };
         }
