@@ -179,6 +179,19 @@ std::map<std::string, ReferenceCases> run_references(
   std::map<std::string, ReferenceCases> out;
   std::set<std::string> early;  // "task|label" of the jobs handed on at their task_done
   bool all_early = true;        // so far: the worker may take more jobs (next_jobs)
+  // A kept worker's (next_jobs) jobs finished before (their cases.json read back, as restored
+  // from the reference cache): handed on at once, not at the end of a worker that may live long
+  std::vector<std::string> reused;
+  std::set<std::string> handed;  // those handed on (and out of `early`)
+  auto hand_on_reused = [&] {
+    for (const auto& key : reused) {
+      handed.insert(key);
+      ReferenceCases rc = std::move(out[key]);
+      out.erase(key);
+      task_ready(key.substr(0, key.rfind('|')), std::move(rc));
+    }
+    reused.clear();
+  };
   // The jobs' folders made (or, for a job finished before, its cases read back) and the
   // worker's entries for those to compute
   auto prepare = [&](const std::vector<ReferenceJob>& chunk) {
@@ -192,6 +205,7 @@ std::map<std::string, ReferenceCases> run_references(
       if (fs::exists(done)) {
         try {
           rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
+          if (next_jobs && task_ready) reused.push_back(job.task->id() + "|" + job.label);
           continue;
         } catch (const std::exception&) {
           rc.cases.clear();  // unreadable: recompute
@@ -239,8 +253,8 @@ std::map<std::string, ReferenceCases> run_references(
     return pending;
   };
   json pending = prepare(jobs);
+  hand_on_reused();
   if (pending.empty()) return out;
-  std::set<std::string> handed;  // those handed on (and out of `early`)
   json request = {{"mode", "reference"},
                   {"device", env.device},
                   {"jobs", pending},
@@ -276,6 +290,7 @@ std::map<std::string, ReferenceCases> run_references(
         task_ready(ev.value("task", ""), std::move(rc));
       }
     } else if (kind == "task_error") {
+      all_early = false;  // a kept worker ends: its GPU context may be what failed
       out[key].error = ev.value("type", "") + ": " + ev.value("message", "");
       std::fprintf(stderr, "kbx: reference %s [%s] failed: %s\n", ev.value("task", "").c_str(),
                    ev.value("label", "").c_str(), out[key].error.substr(0, 300).c_str());
@@ -302,6 +317,7 @@ std::map<std::string, ReferenceCases> run_references(
         const std::vector<ReferenceJob> chunk = next_jobs();
         if (chunk.empty()) break;
         json more = prepare(chunk);
+        hand_on_reused();
         if (more.empty()) continue;
         for (const auto& job : more) pending.push_back(job);
         return {json{{"jobs", more}}.dump(), env.timeout_s * static_cast<double>(more.size())};

@@ -46,10 +46,12 @@ def test_a_second_method_with_the_same_seed_takes_the_references_from_the_cache(
     assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
 
 
-def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, tmp_path):
+@pytest.mark.parametrize("keep", ["0", "1"])
+def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, tmp_path, keep):
     """--reference-chunk 2 over four tasks: the second worker hands its tasks to the lanes as it
     finishes them (session 43), and their references go into the cache all the same; a second
-    method with the same seed finds all four there."""
+    method with the same seed finds all four there. The same with kept reference workers
+    (KBX_KEEP_REFERENCE_WORKERS=1, chunks of one task)."""
     tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
     cands = tmp_path / "refs"
     for task in tasks:
@@ -61,7 +63,8 @@ def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, t
         proc = kbx("eval", "--method", method, "--candidates", str(cands), "--tasks",
                    ",".join(tasks), "--device", "cpu", "--track", "any", "--db", str(db),
                    "--ref-cache", str(cache), "--seed", "21", "--jobs", "1",
-                   "--reference-chunk", "2", check=True)
+                   "--reference-chunk", "2" if keep == "0" else "1", check=True,
+                   env=dict(os.environ, KBX_KEEP_REFERENCE_WORKERS=keep))
         out = json.loads(kbx("results", "--db", str(db), "--format", "json", check=True).stdout)
         return proc.stderr, {r["task"]: r["status"] for r in out["results"] if r["method"] == method}
 
@@ -72,6 +75,36 @@ def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, t
     assert statuses == {task: "passed" for task in tasks}, err
     for task in tasks:
         assert f"reference {task}: from the cache" in err, err
+
+
+def test_a_kept_worker_hands_on_a_chunk_restored_from_the_cache_at_once(kbx, tmp_path):
+    """A kept reference worker (KBX_KEEP_REFERENCE_WORKERS=1) whose next chunk is all in the
+    reference cache: that task goes to the lanes as the worker takes the chunk, not at the end of
+    the worker (which, kept, may come at the end of the run)."""
+    from test_eval_options import _trace
+    cands = tmp_path / "refs"
+    every = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
+    for task in every:
+        (cands / task).parent.mkdir(parents=True, exist_ok=True)
+        (cands / f"{task}.py").write_text((ROOT / "tasks" / task / "reference.py").read_text())
+    cache, db, trace = tmp_path / "cache", tmp_path / "kbx.db", tmp_path / "trace.txt"
+
+    def run(method, tasks):
+        env = dict(os.environ, KBX_KEEP_REFERENCE_WORKERS="1", KBX_SLOT_TRACE=str(trace))
+        kbx("eval", "--method", method, "--candidates", str(cands), "--tasks", ",".join(tasks),
+            "--device", "cpu", "--track", "any", "--db", str(db), "--ref-cache", str(cache),
+            "--seed", "31", "--jobs", "1", "--reference-chunk", "1", check=True, env=env)
+
+    run("first", ("Math/add", "Math/sub"))  # these two into the cache
+    trace.unlink()
+    run("second", every)  # relu first (alone), add restored, mul computed, then sub restored
+    steps = _trace(trace)
+    assert ("refs_start", "Math/mul") in steps, steps
+    worker_end = max(k for k, step in enumerate(steps) if step == ("refs_done", "Math/sub"))
+    assert steps.index(("fed", "Math/sub")) < worker_end, steps
+    out = json.loads(kbx("results", "--db", str(db), "--format", "json", check=True).stdout)
+    assert {r["task"]: r["status"] for r in out["results"] if r["method"] == "second"} == {
+        task: "passed" for task in every}
 
 
 def test_off_keeps_nothing(kbx, tmp_path):
