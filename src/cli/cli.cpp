@@ -380,16 +380,16 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "eager timings kept per task hash, seed, tiers and machine, shared by methods "
                    "and runs of the same --seed (default: $KBX_REF_CACHE, else "
                    "~/.cache/kbx/references; used only while candidates are confined)");
+  eval->add_option(
+      "--ref-cache-mb", ev.ref_cache_mb,
+      "the reference cache's size cap: it keeps the entries that save the most reference "
+      "work per byte (default 16384)");
   eval->add_option("--kernel-cache", ev.kernel_cache,
                    "the folder of the kernels PyTorch compiles at run time (torch.special's "
                    "airy_ai, zeta, polygamma...), or off: kept for the reference workers of "
                    "every run, which then skip seconds of compiling per such task; candidates "
                    "compile their own (default: $KBX_KERNEL_CACHE, else "
                    "~/.cache/kbx/torch-kernels; used only while candidates are confined)");
-  eval->add_option(
-      "--ref-cache-mb", ev.ref_cache_mb,
-      "the reference cache's size cap: it keeps the entries that save the most reference "
-      "work per byte (default 16384)");
   eval->add_option("--quiet-timing", ev.quiet_timing,
                    "which timed loops run with the run's other jobs frozen (cuda): all (no other "
                    "job's GPU or CPU work overlaps a timed loop), host-bound (only calls that "
