@@ -171,45 +171,42 @@ std::vector<std::string> tiers_for(const std::string& device) {
   return {"edge", "small", "full"};
 }
 
-std::map<std::string, ReferenceCases> run_references(
-    const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager, json* hello,
-    sandbox::Launcher* launcher, const std::function<void(const std::string& task)>& files_written,
-    const std::function<void(const std::string& task, ReferenceCases&& refs)>& task_ready,
-    const std::function<std::vector<ReferenceJob>()>& next_jobs) {
-  std::map<std::string, ReferenceCases> out;
-  std::set<std::string> early;  // "task|label" of the jobs handed on at their task_done
-  bool all_early = true;        // so far: the worker may take more jobs (next_jobs)
-  // A kept worker's (next_jobs) jobs finished before (their cases.json read back, as restored
-  // from the reference cache): handed on at once, not at the end of a worker that may live long
-  std::vector<std::string> reused;
-  std::set<std::string> handed;  // those handed on (and out of `early`)
-  auto hand_on_reused = [&] {
-    for (const auto& key : reused) {
-      handed.insert(key);
-      ReferenceCases rc = std::move(out[key]);
-      out.erase(key);
-      task_ready(key.substr(0, key.rfind('|')), std::move(rc));
-    }
-    reused.clear();
-  };
-  // The jobs' folders made (or, for a job finished before, its cases read back) and the
-  // worker's entries for those to compute
-  auto prepare = [&](const std::vector<ReferenceJob>& chunk) {
-    json pending = json::array();
+namespace {
+
+using TaskReady = std::function<void(const std::string& task, ReferenceCases&& refs)>;
+
+/// "task|label", the key of a reference job's cases.
+std::string job_key(const json& job) {
+  return job["task"].get<std::string>() + "|" + job["label"].get<std::string>();
+}
+
+/// One reference worker's jobs, from their folders to what run_references returns: their cases
+/// as the worker sends them, those handed on as they finish (task_ready), and the chunks a kept
+/// worker takes next (next_jobs).
+class ReferenceRun {
+ public:
+  ReferenceRun(const WorkerEnv& env, bool time_eager, json* hello,
+               std::function<void(const std::string&)> files_written, TaskReady task_ready,
+               std::function<std::vector<ReferenceJob>()> next_jobs)
+      : env_(env),
+        time_eager_(time_eager),
+        hello_(hello),
+        files_written_(std::move(files_written)),
+        task_ready_(std::move(task_ready)),
+        next_jobs_(std::move(next_jobs)) {}
+
+  /// The chunk's folders made (or, for a job finished before, its cases read back) and the
+  /// worker's entries for the jobs to compute, which are added to pending().
+  json prepare(const std::vector<ReferenceJob>& chunk) {
+    json entries = json::array();
     for (const auto& job : chunk) {
       const std::string key = job.task->id() + "|" + job.label;
-      ReferenceCases& rc = out[key];
+      ReferenceCases& rc = out_[key];
       rc.dir = job.out_dir;
       rc.in_dir = job.in_dir.empty() ? job.out_dir : job.in_dir;
-      const fs::path done = job.out_dir / "cases.json";
-      if (fs::exists(done)) {
-        try {
-          rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
-          if (next_jobs && task_ready) reused.push_back(job.task->id() + "|" + job.label);
-          continue;
-        } catch (const std::exception&) {
-          rc.cases.clear();  // unreadable: recompute
-        }
+      if (read_back(rc)) {
+        if (next_jobs_ && task_ready_) reused_.push_back(key);
+        continue;
       }
       fs::remove_all(job.out_dir);
       fs::create_directories(job.out_dir);
@@ -217,47 +214,171 @@ std::map<std::string, ReferenceCases> run_references(
         fs::remove_all(rc.in_dir);
         fs::create_directories(rc.in_dir);
       }
-      pending.push_back(
-          {{"task", job.task->id()},
-           {"task_dir", fs::absolute(job.task->dir).string()},
-           {"entry", job.task->entry},
-           {"seed", job.seed},
-           {"label", job.label},
-           {"tiers", job.tiers},
-           {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
-           {"out_dir", fs::absolute(job.out_dir).string()},
-           {"in_dir", fs::absolute(rc.in_dir).string()},
-           {"tf32", job.task->contract.tf32},
-           {"fresh_twin", time_eager && env.device == "cuda"},
-           {"compile_baseline", job.compile_baseline && time_eager},
-           {"eager_redraw", env.eager_redraw && time_eager},
-           {"time_eager", job.time_eager},
-           {"lean_inputs", job.lean_inputs},
-           {"alone", job.alone},
-           {"ulp_floor", job.task->contract.ulp_floor},
-           {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
-                          job.task->contract.tolerance == suite::Tolerance::Statistical}});
+      entries.push_back(entry(job, rc));
     }
     // Handed on at once: a job that times nothing in this worker (its probe records, read at
     // the worker's end, would add to its cases)
-    for (const auto& job : pending) {
+    for (const auto& job : entries) {
       const bool timed_here =
-          time_eager && env.device == "cuda" &&
+          time_eager_ && env_.device == "cuda" &&
           (job.value("time_eager", true) || job.value("compile_baseline", false));
-      if (task_ready && !timed_here) {
-        early.insert(job["task"].get<std::string>() + "|" + job["label"].get<std::string>());
+      if (task_ready_ && !timed_here) {
+        early_.insert(job_key(job));
       } else {
-        all_early = false;
+        all_early_ = false;
+      }
+      pending_.push_back(job);
+    }
+    // A kept worker's jobs finished before (as restored from the reference cache) go on at
+    // once, not at the end of a worker that may live long
+    for (const auto& key : reused_) hand_on(key);
+    reused_.clear();
+    return entries;
+  }
+
+  /// Every job given to the worker so far.
+  const json& pending() const { return pending_; }
+
+  void on_event(const json& ev) {
+    const std::string kind = ev.value("ev", "");
+    const std::string key = ev.value("task", "") + "|" + ev.value("label", "");
+    if (kind == "case") {
+      if (debug_timing_) print_case_phases(ev);
+      out_[key].cases.push_back(ev);
+    } else if (kind == "files_written") {
+      if (files_written_) files_written_(ev.value("task", ""));
+    } else if (kind == "task_done") {
+      write_file(out_[key].dir / "cases.json", json(out_[key].cases).dump());
+      std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",
+                   ev.value("task", "").c_str(), ev.value("label", "").c_str(),
+                   out_[key].cases.size(), ev.value("seconds", 0.0));
+      if (early_.erase(key) > 0) hand_on(key);
+    } else if (kind == "task_error") {
+      all_early_ = false;  // a kept worker ends: its GPU context may be what failed
+      out_[key].error = ev.value("type", "") + ": " + ev.value("message", "");
+      std::fprintf(stderr, "kbx: reference %s [%s] failed: %s\n", ev.value("task", "").c_str(),
+                   ev.value("label", "").c_str(), out_[key].error.substr(0, 300).c_str());
+    } else if (kind == "hello" && hello_) {
+      *hello_ = ev;
+    }
+  }
+
+  /// A kept worker's next chunk, while every job it had went on at its task_done (one whose
+  /// probe records it waits for ends the worker); chunks whose jobs are all done before are
+  /// skipped. A failure ends the worker and is thrown by finish(): the sandbox's loop must not
+  /// unwind with the worker running.
+  sandbox::MoreWork more_work() {
+    try {
+      while (all_early_) {
+        const std::vector<ReferenceJob> chunk = next_jobs_();
+        if (chunk.empty()) break;
+        json more = prepare(chunk);
+        if (more.empty()) continue;
+        return {json{{"jobs", more}}.dump(), env_.timeout_s * static_cast<double>(more.size())};
+      }
+    } catch (...) {
+      more_failure_ = std::current_exception();
+    }
+    return {};
+  }
+
+  /// The cases of the jobs not handed on, once the worker has ended: their probe spans added,
+  /// and an error for those it left without cases.
+  std::map<std::string, ReferenceCases> finish(const sandbox::Outcome& o) {
+    if (more_failure_) std::rethrow_exception(more_failure_);
+    const bool finished = !first_event(o, "done").is_null();
+    json kept = json::array();
+    for (const auto& job : pending_) {
+      if (!handed_.count(job_key(job))) kept.push_back(job);
+    }
+    if (!o.probe_bytes.empty()) add_probe_spans(o, kept, out_);
+    for (const auto& job : kept) {
+      ReferenceCases& rc = out_[job_key(job)];
+      if (rc.error.empty() && !fs::exists(rc.dir / "cases.json")) {
+        rc.error = finished ? "reference produced no cases"
+                            : fmt::format("reference worker ended early ({}): {}", o.describe(),
+                                          o.stderr_kept.substr(o.stderr_kept.size() > 2000
+                                                                   ? o.stderr_kept.size() - 2000
+                                                                   : 0));
       }
     }
-    return pending;
-  };
-  json pending = prepare(jobs);
-  hand_on_reused();
-  if (pending.empty()) return out;
+    return std::move(out_);
+  }
+
+ private:
+  /// Reads back a job's cases.json from an earlier, interrupted run; false when there is none
+  /// (or it is unreadable: recomputed).
+  static bool read_back(ReferenceCases& rc) {
+    const fs::path done = rc.dir / "cases.json";
+    if (!fs::exists(done)) return false;
+    try {
+      rc.cases = json::parse(read_file(done)).get<std::vector<json>>();
+      return true;
+    } catch (const std::exception&) {
+      rc.cases.clear();
+      return false;
+    }
+  }
+
+  /// The worker's entry for a job.
+  json entry(const ReferenceJob& job, const ReferenceCases& rc) const {
+    return {{"task", job.task->id()},
+            {"task_dir", fs::absolute(job.task->dir).string()},
+            {"entry", job.task->entry},
+            {"seed", job.seed},
+            {"label", job.label},
+            {"tiers", job.tiers},
+            {"save_tiers", job.save_tiers.empty() ? job.tiers : job.save_tiers},
+            {"out_dir", fs::absolute(job.out_dir).string()},
+            {"in_dir", fs::absolute(rc.in_dir).string()},
+            {"tf32", job.task->contract.tf32},
+            {"fresh_twin", time_eager_ && env_.device == "cuda"},
+            {"compile_baseline", job.compile_baseline && time_eager_},
+            {"eager_redraw", env_.eager_redraw && time_eager_},
+            {"time_eager", job.time_eager},
+            {"lean_inputs", job.lean_inputs},
+            {"alone", job.alone},
+            {"ulp_floor", job.task->contract.ulp_floor},
+            {"shadow", job.task->contract.tolerance == suite::Tolerance::Shadow ||
+                           job.task->contract.tolerance == suite::Tolerance::Statistical}};
+  }
+
+  /// Gives a job's cases to task_ready, out of what finish() returns.
+  void hand_on(const std::string& key) {
+    handed_.insert(key);
+    ReferenceCases rc = std::move(out_[key]);
+    out_.erase(key);
+    task_ready_(key.substr(0, key.rfind('|')), std::move(rc));
+  }
+
+  const WorkerEnv& env_;
+  const bool time_eager_;
+  json* hello_;
+  const std::function<void(const std::string&)> files_written_;
+  const TaskReady task_ready_;
+  const std::function<std::vector<ReferenceJob>()> next_jobs_;
+  const bool debug_timing_ = std::getenv("KBX_DEBUG_TIMING") != nullptr;
+  std::map<std::string, ReferenceCases> out_;
+  json pending_ = json::array();
+  std::set<std::string> early_;   ///< keys of the jobs to hand on at their task_done
+  std::set<std::string> handed_;  ///< keys handed on (out of early_ and out_)
+  std::vector<std::string> reused_;
+  bool all_early_ = true;  ///< so far: a kept worker may take more jobs
+  std::exception_ptr more_failure_;
+};
+
+}  // namespace
+
+std::map<std::string, ReferenceCases> run_references(
+    const WorkerEnv& env, const std::vector<ReferenceJob>& jobs, bool time_eager, json* hello,
+    sandbox::Launcher* launcher, const std::function<void(const std::string& task)>& files_written,
+    const TaskReady& task_ready, const std::function<std::vector<ReferenceJob>()>& next_jobs) {
+  ReferenceRun run(env, time_eager, hello, files_written, task_ready, next_jobs);
+  const json first = run.prepare(jobs);
+  if (first.empty()) return run.finish(sandbox::Outcome{});
   json request = {{"mode", "reference"},
                   {"device", env.device},
-                  {"jobs", pending},
+                  {"jobs", first},
                   {"time", time_eager && env.device == "cuda"},
                   {"gpu_slot", env.device == "cuda"},
                   // the driver and clocks (one nvidia-smi call) only where the hello is read
@@ -267,37 +388,8 @@ std::map<std::string, ReferenceCases> run_references(
   // the eager baselines' timer keeps outputs as the candidates' does (eager_worker_key)
   if (env.timer_keep_outputs > 0) request["timer"]["keep_outputs"] = env.timer_keep_outputs;
   WorkerEnv ref_env = env;
-  ref_env.timeout_s = env.timeout_s * static_cast<double>(pending.size()) + 120;
+  ref_env.timeout_s = env.timeout_s * static_cast<double>(first.size()) + 120;
   ref_env.isolate_network = false;  // trusted code; no need to pay for a namespace
-  const bool debug_timing = std::getenv("KBX_DEBUG_TIMING") != nullptr;
-  auto on_event = [&](const json& ev) {
-    const std::string kind = ev.value("ev", "");
-    const std::string key = ev.value("task", "") + "|" + ev.value("label", "");
-    if (kind == "case") {
-      if (debug_timing) print_case_phases(ev);
-      out[key].cases.push_back(ev);
-    } else if (kind == "files_written") {
-      if (files_written) files_written(ev.value("task", ""));
-    } else if (kind == "task_done") {
-      write_file(out[key].dir / "cases.json", json(out[key].cases).dump());
-      std::fprintf(stderr, "kbx: reference %s [%s]: %zu cases in %.1f s\n",
-                   ev.value("task", "").c_str(), ev.value("label", "").c_str(),
-                   out[key].cases.size(), ev.value("seconds", 0.0));
-      if (early.erase(key) > 0) {
-        handed.insert(key);
-        ReferenceCases rc = std::move(out[key]);
-        out.erase(key);
-        task_ready(ev.value("task", ""), std::move(rc));
-      }
-    } else if (kind == "task_error") {
-      all_early = false;  // a kept worker ends: its GPU context may be what failed
-      out[key].error = ev.value("type", "") + ": " + ev.value("message", "");
-      std::fprintf(stderr, "kbx: reference %s [%s] failed: %s\n", ev.value("task", "").c_str(),
-                   ev.value("label", "").c_str(), out[key].error.substr(0, 300).c_str());
-    } else if (kind == "hello" && hello) {
-      *hello = ev;
-    }
-  };
   // Several reference workers run at once (one chunk each): each its own folder (HOME, TMPDIR).
   const fs::path job_dir = env.work_dir / "trusted" / "reference-workers" /
                            jobs.front().task->category / jobs.front().task->name;
@@ -306,62 +398,22 @@ std::map<std::string, ReferenceCases> run_references(
   // (the worker asks for the slot per task and hands it back after).
   std::optional<GpuSlot> slot;
   if (env.device == "cuda") slot.emplace(worker_gpu(env), "references " + jobs.front().task->id());
-  // Its next chunk, while every job it had went on at its task_done (one whose probe records
-  // it waits for ends the worker); chunks whose jobs are all done before are skipped (kept)
-  // (A failure there ends the worker, and is thrown once it has ended: the sandbox's loop
-  // must not unwind with the worker running.)
-  std::exception_ptr more_failure;
-  auto more_work = [&]() -> sandbox::MoreWork {
-    try {
-      while (all_early) {
-        const std::vector<ReferenceJob> chunk = next_jobs();
-        if (chunk.empty()) break;
-        json more = prepare(chunk);
-        hand_on_reused();
-        if (more.empty()) continue;
-        for (const auto& job : more) pending.push_back(job);
-        return {json{{"jobs", more}}.dump(), env.timeout_s * static_cast<double>(more.size())};
-      }
-    } catch (...) {
-      more_failure = std::current_exception();
-    }
-    return {};
-  };
-  sandbox::Outcome o =
-      run_worker(ref_env, request, job_dir, on_event, slot ? &*slot : nullptr, launcher,
-                 next_jobs ? std::function<sandbox::MoreWork()>(more_work) : nullptr);
-  if (more_failure) std::rethrow_exception(more_failure);
-  if (debug_timing) {  // how long the worker took to start (a warm fork vs a cold start)
+  sandbox::Outcome o = run_worker(
+      ref_env, request, job_dir, [&run](const json& ev) { run.on_event(ev); },
+      slot ? &*slot : nullptr, launcher,
+      next_jobs ? std::function<sandbox::MoreWork()>([&run] { return run.more_work(); }) : nullptr);
+  if (std::getenv("KBX_DEBUG_TIMING")) {  // how long the worker took to start (warm or cold)
     // ... and where the rest of its life went: its end after "done" (the CUDA context's
     // teardown), and the time it spent frozen for other jobs' timed loops
     std::fprintf(stderr,
                  "kbx: reference worker for %s (%zu tasks): %s, hello after %.2f s, done at "
                  "%.2f s, exited at %.2f s, frozen %.2f s\n",
-                 jobs.front().task->id().c_str(), pending.size(),
+                 jobs.front().task->id().c_str(), run.pending().size(),
                  launcher ? "forked from the warm parent" : "started cold",
                  seconds_to_event(o, "hello"), seconds_to_event(o, "done"), o.exited_seconds,
                  o.frozen_seconds);
   }
-  const bool finished = !first_event(o, "done").is_null();
-  json kept = json::array();  // the jobs not handed on
-  for (const auto& job : pending) {
-    if (!handed.count(job["task"].get<std::string>() + "|" + job["label"].get<std::string>())) {
-      kept.push_back(job);
-    }
-  }
-  if (!o.probe_bytes.empty()) add_probe_spans(o, kept, out);
-  for (const auto& job : kept) {
-    ReferenceCases& rc =
-        out[job["task"].get<std::string>() + "|" + job["label"].get<std::string>()];
-    if (rc.error.empty() && !fs::exists(rc.dir / "cases.json")) {
-      rc.error = finished ? "reference produced no cases"
-                          : fmt::format("reference worker ended early ({}): {}", o.describe(),
-                                        o.stderr_kept.substr(o.stderr_kept.size() > 2000
-                                                                 ? o.stderr_kept.size() - 2000
-                                                                 : 0));
-    }
-  }
-  return out;
+  return run.finish(o);
 }
 
 }  // namespace kbx::sched
