@@ -36,13 +36,13 @@ class ExclusiveSlot {
   virtual void release() = 0;
 };
 
-/// A process to start: argv[0] is an absolute path; env is the whole environment it gets.
 /// More work for a worker that asked for it (Spawn::more_work).
 struct MoreWork {
   std::string line;      ///< one JSON line for its request pipe; empty: none ("end" is sent)
   double seconds = 0.0;  ///< added to its time limit for that work
 };
 
+/// A process to start: argv[0] is an absolute path; env is the whole environment it gets.
 struct Spawn {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;

@@ -827,6 +827,7 @@ int run_eval(const EvalOptions& options) {
             finishing.push_back(std::async(std::launch::async, [&, job, one, chunk_of] {
               finish_tasks({job}, *one, *chunk_of, alone);
             }));
+            return;  // a task is in one chunk only
           }
         }
       };
@@ -969,8 +970,10 @@ int run_eval(const EvalOptions& options) {
   // on as they finish (their eager timings cached) takes its lane's next chunk instead of ending,
   // so that a warm run starts a CUDA context per reference lane rather than per chunk (session
   // 44: the driver makes contexts one at a time, about 0.13 s each on an H100)
-  const char* keep_env = std::getenv("KBX_KEEP_REFERENCE_WORKERS");
-  const bool keep_workers = keep_env && std::string(keep_env) == "1";
+  const bool keep_workers = switch_from_environment(
+      "KBX_KEEP_REFERENCE_WORKERS",
+      "1 (a reference worker takes its lane's next chunk; an experiment) or 0 (a worker per "
+      "chunk, the default)");
   if (keep_workers)
     say("reference workers kept across their lane's chunks (KBX_KEEP_REFERENCE_WORKERS=1)");
   auto reference_lane = [&] {
