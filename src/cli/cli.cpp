@@ -418,6 +418,12 @@ void add_eval_run_flags(CLI::App* eval, EvalFlags& f) {
                    "each with its CUDA start (default: 2 on cuda, 16 on cpu; the run's first "
                    "worker computes one task)")
       ->check(CLI::Range(1, 64));
+  eval->add_option("--reference-worker-life", ev.reference_worker_life,
+                   "lane (a reference worker whose tasks have all gone on takes its lane's next "
+                   "chunk: one CUDA start per reference lane) or chunk (a worker per chunk) "
+                   "(default: $KBX_REFERENCE_WORKER_LIFE, else lane: on an H100 the 184 "
+                   "references' warm run took 146 s against 164 s, session 45)")
+      ->check(CLI::IsMember(sched::kReferenceWorkerLives));
   eval->add_option(
           "--live-tasks", ev.live_tasks,
           "most tasks with reference files on disk (fed to the lanes, last job not "

@@ -246,6 +246,11 @@ std::string slot_at_mode(const std::string& flag) {
   return mode_from(flag, "KBX_SLOT_AT", "launch", kSlotAtModes, "slot");
 }
 
+std::string reference_worker_life(const std::string& flag) {
+  return mode_from(flag, "KBX_REFERENCE_WORKER_LIFE", "lane", kReferenceWorkerLives,
+                   "reference worker life");
+}
+
 std::string finishing_from_mode(const std::string& flag) {
   return mode_from(flag, "KBX_FINISHING_FROM", "exit", kFinishingFromModes, "finishing");
 }
@@ -437,6 +442,7 @@ int run_eval(const EvalOptions& options) {
   const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
   const std::string slot_at = o.device == "cuda" ? slot_at_mode(o.slot_at) : "call";
   const std::string finishing_from = finishing_from_mode(o.finishing_from);
+  const std::string worker_life = reference_worker_life(o.reference_worker_life);
   std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses
   if (o.device == "cuda") {
     if (quiet != "off") env.quiet = &quiet_room;
@@ -535,6 +541,7 @@ int run_eval(const EvalOptions& options) {
                   {"quiet_cpu_first", env.quiet_cpu_first},
                   {"finishing_jobs", o.finishing_jobs},
                   {"finishing_from", finishing_from},
+                  {"reference_worker_life", worker_life},
                   {"isolation", env.confine ? "confined" : "unisolated"},
                   {"candidates", o.candidates}};
     if (o.shard) settings["shard"] = shard;
@@ -798,7 +805,7 @@ int run_eval(const EvalOptions& options) {
   };
   // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
   // nothing else runs on the GPU (an error of its references is their own). With next_chunk
-  // (KBX_KEEP_REFERENCE_WORKERS=1), the worker goes on with the chunks it gives (after the
+  // (--reference-worker-life lane), the worker goes on with the chunks it gives (after the
   // lane's gates) while all its tasks go on as they finish.
   auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
                         const std::function<void(const std::string&)>& files_written, bool alone,
@@ -966,16 +973,13 @@ int run_eval(const EvalOptions& options) {
     trace_pipeline("room_pass", fmt::format("chunk{}", i));
     return chunk;
   };
-  // KBX_KEEP_REFERENCE_WORKERS=1 (an experiment, off by default): a worker whose tasks all go
-  // on as they finish (their eager timings cached) takes its lane's next chunk instead of ending,
-  // so that a warm run starts a CUDA context per reference lane rather than per chunk (session
-  // 44: the driver makes contexts one at a time, about 0.13 s each on an H100)
-  const bool keep_workers = switch_from_environment(
-      "KBX_KEEP_REFERENCE_WORKERS",
-      "1 (a reference worker takes its lane's next chunk; an experiment) or 0 (a worker per "
-      "chunk, the default)");
-  if (keep_workers)
-    say("reference workers kept across their lane's chunks (KBX_KEEP_REFERENCE_WORKERS=1)");
+  // By default (--reference-worker-life lane) a worker whose tasks all go on as they finish
+  // (their eager timings cached) takes its lane's next chunk instead of ending, so that a warm
+  // run starts a CUDA context per reference lane rather than per chunk (session 44: the driver
+  // makes contexts one at a time, about 0.13 s each on an H100; session 45: 10% off the 184
+  // references' warm run on an H100)
+  const bool keep_workers = worker_life == "lane";
+  if (!keep_workers) say("a reference worker per chunk (--reference-worker-life chunk)");
   auto reference_lane = [&] {
     try {
       for (size_t i; (i = next_chunk++) < chunks.size();) {

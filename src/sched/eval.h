@@ -34,6 +34,8 @@ struct EvalOptions {
   int reference_workers = 0;  ///< chunks of references at once; 0: reference_workers(device, jobs)
   /// Tasks per reference worker (after the first chunk's one); 0: reference_chunk(device).
   int reference_chunk = 0;
+  /// "lane" or "chunk" (reference_worker_life); empty: $KBX_REFERENCE_WORKER_LIFE, else "lane".
+  std::string reference_worker_life;
   /// Most tasks with reference files on disk before another chunk of references starts; 0:
   /// live_task_cap(device, chunk, lanes, reference workers).
   int live_tasks = 0;
@@ -105,10 +107,18 @@ std::size_t live_task_cap(const std::string& device, std::size_t chunk, int lane
 inline const std::vector<std::string> kQuietTimingModes = {"host-bound", "all", "off"};
 inline const std::vector<std::string> kSlotAtModes = {"call", "launch", "early"};
 inline const std::vector<std::string> kFinishingFromModes = {"exit", "handback"};
+inline const std::vector<std::string> kReferenceWorkerLives = {"lane", "chunk"};
 
 /// The quiet-timing mode of a run: the flag's value, else $KBX_QUIET_TIMING, else "all";
 /// throws naming the variable and the modes when it is none of host-bound, all, off.
 std::string quiet_timing_mode(const std::string& flag);
+
+/// How long a reference worker lives: the flag's value, else $KBX_REFERENCE_WORKER_LIFE, else
+/// "lane" (a worker whose tasks have all gone on takes its lane's next chunk: one CUDA start per
+/// reference lane; session 45, H100: the 184 references' warm run 147.6 and 145.0 s against
+/// 162.1 and 165.6 s) or "chunk" (a worker per chunk). Throws naming the variable and the
+/// values on anything else.
+std::string reference_worker_life(const std::string& flag);
 
 /// Until when a candidate's job is CPU-only for the quiet host (WorkerEnv::quiet_cpu_first):
 /// $KBX_QUIET_CPU_FIRST: unset, 1 or cuda: "cuda" (the default since session 29: on the H200

@@ -539,6 +539,8 @@ TEST_F(GpuSlotTest, RunModesComeFromTheFlagThenTheEnvironment) {
       {sched::slot_at_mode, "KBX_SLOT_AT", "launch", "early", "whenever", "call, launch or early"});
   expect_mode_from_flag_then_environment({sched::finishing_from_mode, "KBX_FINISHING_FROM", "exit",
                                           "handback", "verdict", "exit or handback"});
+  expect_mode_from_flag_then_environment({sched::reference_worker_life, "KBX_REFERENCE_WORKER_LIFE",
+                                          "lane", "chunk", "1", "lane or chunk"});
 }
 
 TEST_F(GpuSlotTest, QuietCpuFirstModeComesFromTheEnvironment) {

@@ -123,21 +123,22 @@ def _reference_workers(stderr):
     return re.findall(r"kbx: reference worker for (\S+) \((\d+) tasks\)", stderr)
 
 
-@pytest.mark.parametrize("keep", ["0", "1"])
-def test_kept_reference_workers_take_their_lanes_next_chunks(kbx, tmp_path, keep):
-    """KBX_KEEP_REFERENCE_WORKERS=1 (an experiment for the GPU's many CUDA starts, session 44):
+@pytest.mark.parametrize("life", ["chunk", "lane", "default"])
+def test_kept_reference_workers_take_their_lanes_next_chunks(kbx, tmp_path, life):
+    """--reference-worker-life lane, the default (for the GPU's many CUDA starts, sessions 44-45):
     with --reference-chunk 1 over four tasks, the first chunk's worker (its hello) ends as
     before, and one more worker computes the other three chunks, each task fed to the lanes as
-    it finishes (the first of them long before that worker's end); every verdict as without it
-    (four workers)."""
+    it finishes (the first of them long before that worker's end); every verdict as with a
+    worker per chunk (chunk: four workers)."""
     tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
     err = []
-    steps, results = _finishing_run(kbx, tmp_path, "--reference-chunk", "1", tasks=tasks,
-                                    env={"KBX_KEEP_REFERENCE_WORKERS": keep,
-                                         "KBX_DEBUG_TIMING": "1"}, err=err)
+    life_flag = [] if life == "default" else ["--reference-worker-life", life]
+    steps, results = _finishing_run(kbx, tmp_path, "--reference-chunk", "1", *life_flag,
+                                    tasks=tasks, env={"KBX_REFERENCE_WORKER_LIFE": "",
+                                                      "KBX_DEBUG_TIMING": "1"}, err=err)
     assert results == {task: "passed" for task in tasks}, results
     workers = _reference_workers(err[0])
-    if keep == "0":
+    if life == "chunk":
         assert workers == [(task, "1") for task in tasks], err[0]
         return
     assert workers == [("Activation/relu", "1"), ("Math/add", "3")], err[0]
@@ -152,7 +153,7 @@ def test_kept_reference_workers_take_their_lanes_next_chunks(kbx, tmp_path, keep
 
 def test_a_kept_reference_workers_broken_task_is_its_own_and_ends_that_worker(
         kbx, tmp_path):
-    """A kept worker (KBX_KEEP_REFERENCE_WORKERS=1) whose second chunk's reference raises: that
+    """A kept worker (--reference-worker-life lane) whose second chunk's reference raises: that
     task gets reference_error (at the worker's end), the worker ends there (its GPU context may
     be what failed) and a new one computes the next chunk; the other tasks pass."""
     from standins import SCALE_REFERENCE, SCALE_TOML
@@ -170,8 +171,8 @@ def test_a_kept_reference_workers_broken_task_is_its_own_and_ends_that_worker(
     db = str(tmp_path / "k.db")
     proc = kbx("--suite", str(suite), "eval", "--candidates", str(tmp_path / "cands"), "--device",
                "cpu", "--db", db, "--jobs", "1", "--track", "any", "--method", "kept",
-               "--reference-chunk", "1", "--ref-cache", "off",
-               env=dict(os.environ, KBX_KEEP_REFERENCE_WORKERS="1", KBX_DEBUG_TIMING="1"))
+               "--reference-chunk", "1", "--ref-cache", "off", "--reference-worker-life", "lane",
+               env=dict(os.environ, KBX_DEBUG_TIMING="1"))
     assert proc.returncode == 0, proc.stderr
     assert _reference_workers(proc.stderr) == [
         ("Math/scale_a", "1"), ("Math/scale_b", "2"), ("Math/scale_c", "1")], proc.stderr

@@ -344,12 +344,12 @@ def test_kbx_eval_judges_full_cases_without_inputs_files(kbx, tmp_path):
     assert any(p.name == "perf_one.ref.kbt" for p in work.rglob("*.ref.kbt"))
 
 
-@pytest.mark.parametrize("keep", ["0", "1"])
-def test_parked_jobs_run_alone_once_as_many_tasks_as_lanes_hold_their_files(kbx, tmp_path, keep):
+@pytest.mark.parametrize("life", ["chunk", "lane"])
+def test_parked_jobs_run_alone_once_as_many_tasks_as_lanes_hold_their_files(kbx, tmp_path, life):
     """A parked job keeps its task's files until it runs again alone: with --jobs 2, two parked
     tasks make them run alone before the next job (session 31: a run whose every job was parked
     filled /dev/shm with their files). Every job still ends with its own verdict. Also with the
-    reference workers kept across chunks of one task (KBX_KEEP_REFERENCE_WORKERS=1), where a
+    reference workers kept across chunks of one task (--reference-worker-life lane), where a
     worker waiting for its next chunk must not hold up the alone jobs, nor they it."""
     suite, cands = tmp_path / "suite", tmp_path / "cands" / "Math"
     cands.mkdir(parents=True)
@@ -364,8 +364,8 @@ def test_parked_jobs_run_alone_once_as_many_tasks_as_lanes_hold_their_files(kbx,
     proc = kbx("--suite", str(suite), "eval", "--method", "parked", "--candidates",
                str(tmp_path / "cands"), "--device", "cpu", "--track", "any", "--tiers",
                "edge,small,full", "--db", str(db), "--jobs", "2",
-               *(["--reference-chunk", "1"] if keep == "1" else []), timeout=300,
-               env=dict(os.environ, KBX_KEEP_REFERENCE_WORKERS=keep))
+               "--reference-worker-life", life,
+               *(["--reference-chunk", "1"] if life == "lane" else []), timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = kbx("--suite", str(suite), "results", "--db", str(db), "--format", "json", check=True)
     got = {r["task"]: r["status"] for r in json.loads(res.stdout)["results"]}

@@ -46,12 +46,12 @@ def test_a_second_method_with_the_same_seed_takes_the_references_from_the_cache(
     assert len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
 
 
-@pytest.mark.parametrize("keep", ["0", "1"])
-def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, tmp_path, keep):
+@pytest.mark.parametrize("life", ["chunk", "lane"])
+def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, tmp_path, life):
     """--reference-chunk 2 over four tasks: the second worker hands its tasks to the lanes as it
     finishes them (session 43), and their references go into the cache all the same; a second
     method with the same seed finds all four there. The same with kept reference workers
-    (KBX_KEEP_REFERENCE_WORKERS=1, chunks of one task)."""
+    (--reference-worker-life lane, the default, chunks of one task)."""
     tasks = ("Activation/relu", "Math/add", "Math/mul", "Math/sub")
     cands = tmp_path / "refs"
     for task in tasks:
@@ -63,8 +63,8 @@ def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, t
         proc = kbx("eval", "--method", method, "--candidates", str(cands), "--tasks",
                    ",".join(tasks), "--device", "cpu", "--track", "any", "--db", str(db),
                    "--ref-cache", str(cache), "--seed", "21", "--jobs", "1",
-                   "--reference-chunk", "2" if keep == "0" else "1", check=True,
-                   env=dict(os.environ, KBX_KEEP_REFERENCE_WORKERS=keep))
+                   "--reference-chunk", "2" if life == "chunk" else "1", check=True,
+                   env=dict(os.environ, KBX_REFERENCE_WORKER_LIFE=life))
         out = json.loads(kbx("results", "--db", str(db), "--format", "json", check=True).stdout)
         return proc.stderr, {r["task"]: r["status"] for r in out["results"] if r["method"] == method}
 
@@ -78,7 +78,7 @@ def test_tasks_handed_on_before_their_workers_end_are_stored_and_restored(kbx, t
 
 
 def test_a_kept_worker_hands_on_a_chunk_restored_from_the_cache_at_once(kbx, tmp_path):
-    """A kept reference worker (KBX_KEEP_REFERENCE_WORKERS=1) whose next chunk is all in the
+    """A kept reference worker (the default --reference-worker-life lane) whose next chunk is all in the
     reference cache: that task goes to the lanes as the worker takes the chunk, not at the end of
     the worker (which, kept, may come at the end of the run)."""
     from test_eval_options import _trace
@@ -90,7 +90,8 @@ def test_a_kept_worker_hands_on_a_chunk_restored_from_the_cache_at_once(kbx, tmp
     cache, db, trace = tmp_path / "cache", tmp_path / "kbx.db", tmp_path / "trace.txt"
 
     def run(method, tasks):
-        env = dict(os.environ, KBX_KEEP_REFERENCE_WORKERS="1", KBX_SLOT_TRACE=str(trace))
+        env = dict(os.environ, KBX_SLOT_TRACE=str(trace))
+        env.pop("KBX_REFERENCE_WORKER_LIFE", None)
         kbx("eval", "--method", method, "--candidates", str(cands), "--tasks", ",".join(tasks),
             "--device", "cpu", "--track", "any", "--db", str(db), "--ref-cache", str(cache),
             "--seed", "31", "--jobs", "1", "--reference-chunk", "1", check=True, env=env)
