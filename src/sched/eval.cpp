@@ -32,6 +32,7 @@
 #include "sched/jobs.h"
 #include "sched/progress.h"
 #include "sched/ref_cache.h"
+#include "sched/ref_pipeline.h"
 #include "sched/reference.h"
 #include "sched/room.h"
 #include "store/baselines.h"
@@ -120,15 +121,6 @@ json environment_of(const json& hello, const WorkerEnv& env) {
   e["fingerprint"] = fingerprint(fingerprint_fields(e));
   return e;
 }
-
-/// What a chunk of references starts from, per task: the baselines cached for it, and its key
-/// in the reference cache (restored: read from the cache, so not stored again).
-struct ChunkBaselines {
-  std::map<std::string, store::CaseSamples> compile;  ///< cached torch.compile samples
-  std::map<std::string, EagerSamples> eager;          ///< cached eager samples
-  std::map<std::string, std::string> cache_key;
-  std::set<std::string> restored;
-};
 
 fs::path default_work_root() {
   if (const char* w = std::getenv("KBX_WORK"); w && *w) return w;
@@ -391,6 +383,129 @@ int default_jobs(const std::string& device, unsigned cores) {
   return device == "cuda" ? std::clamp(n * 3 / 4, 1, 12) : n;
 }
 
+namespace {
+
+/// The modes of a run, each from its flag, else its variable, else its default (off the GPU,
+/// no quiet timing and the slot at the call).
+struct RunModes {
+  std::string quiet_timing, slot_at, finishing_from, reference_worker_life;
+};
+
+RunModes run_modes(const EvalOptions& o) {
+  return {o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off",
+          o.device == "cuda" ? slot_at_mode(o.slot_at) : "call",
+          finishing_from_mode(o.finishing_from), reference_worker_life(o.reference_worker_life)};
+}
+
+/// The GPU's timing settings of a run's workers (quiet hosts, the slot's moment, the timers'
+/// experiments; each said when not the default) and the slot holders' CPUs, one per GPU the run
+/// uses (the first also the references'), kept for them where the machine allows.
+std::vector<int> configure_cuda_timing(const EvalOptions& o, const RunModes& modes,
+                                       sandbox::QuietRoom& quiet_room, WorkerEnv& env) {
+  const std::string& quiet = modes.quiet_timing;
+  const std::string& slot_at = modes.slot_at;
+  std::vector<int> slot_cpus;
+  if (quiet != "off") env.quiet = &quiet_room;
+  env.quiet_all = quiet == "all";
+  if (quiet != "all") say("quiet timing: " + quiet);
+  env.slot_at = slot_at;
+  env.quiet_cpu_first = quiet_cpu_first_mode();
+  env.timer_warmup_ms = timer_warmup_ms_from_environment();
+  if (env.timer_warmup_ms != kCandidateTimerWarmupMs) {
+    say(
+        fmt::format("timing: candidates' timer warm-up {} ms ($KBX_TIMER_WARMUP_MS; the "
+                    "references' eager timing keeps the timer's own)",
+                    env.timer_warmup_ms));
+  }
+  env.timer_hold_factor = timer_hold_factor_from_environment();
+  if (env.timer_hold_factor > 0) {
+    say(
+        fmt::format("timing: candidates' batches held {}x their enqueue time "
+                    "($KBX_TIMER_HOLD_FACTOR; the references' eager timing keeps the timer's 2x)",
+                    env.timer_hold_factor));
+  }
+  env.eager_redraw = eager_redraw_from_environment();
+  if (!env.eager_redraw) {
+    say("timing: each short eager timing drawn once ($KBX_EAGER_REDRAW=0; by default a second "
+        "draw on inputs made again replaces a first more than 8% slower)");
+  }
+  env.timer_keep_outputs = timer_keep_outputs_from_environment();
+  if (env.timer_keep_outputs > 0) {
+    say(
+        fmt::format("timing: each call beside up to {} earlier outputs of its batch, the "
+                    "candidates' and the references' ($KBX_TIMER_KEEP_OUTPUTS; an experiment)",
+                    env.timer_keep_outputs));
+  }
+  if (env.quiet_cpu_first == "context") {
+    say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
+        "context is made ($KBX_QUIET_CPU_FIRST=context)");
+  } else if (env.quiet_cpu_first.empty()) {
+    say("quiet timing: candidates' jobs frozen from their start ($KBX_QUIET_CPU_FIRST=0)");
+  }
+  if (slot_at == "launch") say("timing slot: asked for at a full-size call's first GPU work");
+  if (slot_at == "early") {
+    say("timing slot: asked for after a candidate's first small case, taken between the others");
+  }
+  // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
+  // the references' (they run on the first GPU).
+  const std::vector<std::string> slot_gpus =
+      o.gpus.empty() ? std::vector<std::string>{slot_key(visible_devices())} : o.gpus;
+  for (size_t k = 0; k < slot_gpus.size(); ++k) {
+    slot_cpus.push_back(slot_cpu_for(slot_gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
+  }
+  env.slot_cpu = slot_cpus.front();
+  // Before any thread or process starts: they all run on the other CPUs.
+  const bool kept = leave_cpus_to_holders(slot_cpus);
+  if (env.slot_cpu >= 0) {
+    say(fmt::format("timing slot holders run on CPU {}{}", env.slot_cpu,
+                    kept ? " (kept for them: kbx and the other jobs run on the others)" : ""));
+  }
+  return slot_cpus;
+}
+
+/// The run of this command (`key`): the stored one, resumed (unless --fresh), else a new one with
+/// the settings it runs with.
+store::Run find_or_add_run(const EvalOptions& o, store::Store& db, const std::string& key,
+                           const std::vector<std::string>& tiers, const std::string& shard,
+                           const WorkerEnv& env, const RunModes& modes) {
+  std::optional<store::Run> run = o.fresh ? std::nullopt : db.find_run(key);
+  if (run) {
+    say(fmt::format("resuming run {} (same command as before; --fresh starts a new one)", run->id));
+    return *run;
+  }
+  store::Run r;
+  r.run_key = key;
+  r.method = o.method;
+  r.device = o.device;
+  r.track = o.track;
+  r.seed = o.seed ? *o.seed : random_seed();
+  json settings{{"tiers", tiers},
+                {"timeout_s", env.timeout_s},
+                {"jobs", o.jobs},
+                {"gpus", o.gpus},
+                {"time", o.time},
+                {"quiet_timing", modes.quiet_timing},
+                {"slot_at", modes.slot_at},
+                {"quiet_cpu_first", env.quiet_cpu_first},
+                {"finishing_jobs", o.finishing_jobs},
+                {"finishing_from", modes.finishing_from},
+                {"reference_worker_life", modes.reference_worker_life},
+                {"isolation", env.confine ? "confined" : "unisolated"},
+                {"candidates", o.candidates}};
+  if (o.shard) settings["shard"] = shard;
+  if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
+  if (env.timer_hold_factor > 0) settings["timer_hold_factor"] = env.timer_hold_factor;
+  if (env.timer_keep_outputs > 0) settings["timer_keep_outputs"] = env.timer_keep_outputs;
+  if (env.eager_redraw) settings["eager_redraw"] = true;
+  r.settings_json = settings.dump();
+  r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
+  r.id = db.add_run(r);
+  run = db.find_run(key);
+  return *run;
+}
+
+}  // namespace
+
 int run_eval(const EvalOptions& options) {
   EvalOptions o = options;
   if (o.jobs <= 0) {
@@ -439,69 +554,9 @@ int run_eval(const EvalOptions& options) {
     });
   }
   WorkerEnv env;
-  const std::string quiet = o.device == "cuda" ? quiet_timing_mode(o.quiet_timing) : "off";
-  const std::string slot_at = o.device == "cuda" ? slot_at_mode(o.slot_at) : "call";
-  const std::string finishing_from = finishing_from_mode(o.finishing_from);
-  const std::string worker_life = reference_worker_life(o.reference_worker_life);
+  const RunModes modes = run_modes(o);
   std::vector<int> slot_cpus;  // the slot holders' CPUs, one per GPU the run uses
-  if (o.device == "cuda") {
-    if (quiet != "off") env.quiet = &quiet_room;
-    env.quiet_all = quiet == "all";
-    if (quiet != "all") say("quiet timing: " + quiet);
-    env.slot_at = slot_at;
-    env.quiet_cpu_first = quiet_cpu_first_mode();
-    env.timer_warmup_ms = timer_warmup_ms_from_environment();
-    if (env.timer_warmup_ms != kCandidateTimerWarmupMs) {
-      say(
-          fmt::format("timing: candidates' timer warm-up {} ms ($KBX_TIMER_WARMUP_MS; the "
-                      "references' eager timing keeps the timer's own)",
-                      env.timer_warmup_ms));
-    }
-    env.timer_hold_factor = timer_hold_factor_from_environment();
-    if (env.timer_hold_factor > 0) {
-      say(
-          fmt::format("timing: candidates' batches held {}x their enqueue time "
-                      "($KBX_TIMER_HOLD_FACTOR; the references' eager timing keeps the timer's 2x)",
-                      env.timer_hold_factor));
-    }
-    env.eager_redraw = eager_redraw_from_environment();
-    if (!env.eager_redraw) {
-      say("timing: each short eager timing drawn once ($KBX_EAGER_REDRAW=0; by default a second "
-          "draw on inputs made again replaces a first more than 8% slower)");
-    }
-    env.timer_keep_outputs = timer_keep_outputs_from_environment();
-    if (env.timer_keep_outputs > 0) {
-      say(
-          fmt::format("timing: each call beside up to {} earlier outputs of its batch, the "
-                      "candidates' and the references' ($KBX_TIMER_KEEP_OUTPUTS; an experiment)",
-                      env.timer_keep_outputs));
-    }
-    if (env.quiet_cpu_first == "context") {
-      say("quiet timing: candidates' jobs frozen only for host-bound calls until their CUDA "
-          "context is made ($KBX_QUIET_CPU_FIRST=context)");
-    } else if (env.quiet_cpu_first.empty()) {
-      say("quiet timing: candidates' jobs frozen from their start ($KBX_QUIET_CPU_FIRST=0)");
-    }
-    if (slot_at == "launch") say("timing slot: asked for at a full-size call's first GPU work");
-    if (slot_at == "early") {
-      say("timing slot: asked for after a candidate's first small case, taken between the others");
-    }
-    // One CPU per GPU of --gpus (else the one CUDA_VISIBLE_DEVICES names); the first is also
-    // the references' (they run on the first GPU).
-    const std::vector<std::string> slot_gpus =
-        o.gpus.empty() ? std::vector<std::string>{slot_key(visible_devices())} : o.gpus;
-    for (size_t k = 0; k < slot_gpus.size(); ++k) {
-      slot_cpus.push_back(
-          slot_cpu_for(slot_gpus[k], kNvidiaProc, kPciDevices, static_cast<int>(k)));
-    }
-    env.slot_cpu = slot_cpus.front();
-    // Before any thread or process starts: they all run on the other CPUs.
-    const bool kept = leave_cpus_to_holders(slot_cpus);
-    if (env.slot_cpu >= 0) {
-      say(fmt::format("timing slot holders run on CPU {}{}", env.slot_cpu,
-                      kept ? " (kept for them: kbx and the other jobs run on the others)" : ""));
-    }
-  }
+  if (o.device == "cuda") slot_cpus = configure_cuda_timing(o, modes, quiet_room, env);
   env.confine = decide_confinement(o, private_mounts);
   env.job_disk_bytes =
       o.job_disk_mb ? o.job_disk_mb << 20 : (o.device == "cpu" ? 4ULL << 30 : 64ULL << 30);
@@ -521,39 +576,7 @@ int run_eval(const EvalOptions& options) {
   const auto tiers = o.tiers.empty() ? tiers_for(o.device) : o.tiers;
   const std::string shard = o.shard ? o.shard->text() : "";
   const std::string key = plan::run_key(o.method, o.device, o.track, tiers, cands, shard);
-  std::optional<store::Run> run = o.fresh ? std::nullopt : db.find_run(key);
-  if (run) {
-    say(fmt::format("resuming run {} (same command as before; --fresh starts a new one)", run->id));
-  } else {
-    store::Run r;
-    r.run_key = key;
-    r.method = o.method;
-    r.device = o.device;
-    r.track = o.track;
-    r.seed = o.seed ? *o.seed : random_seed();
-    json settings{{"tiers", tiers},
-                  {"timeout_s", env.timeout_s},
-                  {"jobs", o.jobs},
-                  {"gpus", o.gpus},
-                  {"time", o.time},
-                  {"quiet_timing", quiet},
-                  {"slot_at", slot_at},
-                  {"quiet_cpu_first", env.quiet_cpu_first},
-                  {"finishing_jobs", o.finishing_jobs},
-                  {"finishing_from", finishing_from},
-                  {"reference_worker_life", worker_life},
-                  {"isolation", env.confine ? "confined" : "unisolated"},
-                  {"candidates", o.candidates}};
-    if (o.shard) settings["shard"] = shard;
-    if (env.timer_warmup_ms > 0) settings["timer_warmup_ms"] = env.timer_warmup_ms;
-    if (env.timer_hold_factor > 0) settings["timer_hold_factor"] = env.timer_hold_factor;
-    if (env.timer_keep_outputs > 0) settings["timer_keep_outputs"] = env.timer_keep_outputs;
-    if (env.eager_redraw) settings["eager_redraw"] = true;
-    r.settings_json = settings.dump();
-    r.kbx_version = std::string(KBX_VERSION) + "+" + kbx::revision();
-    r.id = db.add_run(r);
-    run = db.find_run(key);
-  }
+  std::optional<store::Run> run = find_or_add_run(o, db, key, tiers, shard, env, modes);
   lock->set_run(run->id);
   env.work_dir = unique_work_dir(o, run->id, key);
 
@@ -623,7 +646,6 @@ int run_eval(const EvalOptions& options) {
       task_order.push_back(c.task);
     }
   }
-  std::atomic<bool> environment_saved{false};
   const bool compile_baseline = o.compile_baseline && o.time && o.device == "cuda";
   const bool eager_baseline = o.time && o.device == "cuda";  // eager timings cached per machine
   const std::string worker_hash =
@@ -698,192 +720,33 @@ int run_eval(const EvalOptions& options) {
       footprint.remembered(id, remembered_footprint(db, fp, *task_of.at(id), o.device));
     }
   }
-  // Tasks whose references ran out of the GPU's memory beside other work, or whose baselines
-  // met another process's GPU work that did not drain: computed again at the end, alone on the
-  // GPU, before their jobs run (their error stands only then). Otherwise a candidate holding the
-  // GPU's memory could turn another method's tasks into reference_error (session 29 on the
-  // H200: a 32 GiB float64 shadow of an honest reference met 108 GiB held by the jobs beside
-  // it), and one that queues seconds of kernels could slow the eager baselines timed meanwhile
-  // (session 30: 2x for calls of 3 ms and more).
-  std::mutex deferred_mu;
-  std::vector<ReferenceJob> deferred;
-  // What a chunk's tasks need once their references are computed, for those of `ref_jobs` in
-  // `refs`: the cached baselines added (or the new ones saved), the reference cache stored, the
-  // files' size measured, and the jobs handed to the lanes (or the task deferred to run alone).
-  // Called for a task as soon as its worker has finished it, or for the rest of the chunk at the
-  // worker's end; several at once for one chunk.
-  auto finish_tasks = [&](const std::vector<ReferenceJob>& ref_jobs,
-                          std::map<std::string, ReferenceCases>& refs,
-                          const ChunkBaselines& chunk_of, bool alone) {
-    if (eager_baseline) {
-      std::lock_guard<std::mutex> lock(db_mu);
-      use_eager_baselines(db, fp, worker_hash, ref_jobs, chunk_of.eager, refs);
-    }
-    for (const auto& job : ref_jobs) {
-      const std::string task = job.task->id();
-      auto it = refs.find(task + "|ref");
-      if (ref_cache && !chunk_of.restored.count(task) && it != refs.end())
-        ref_cache->store(chunk_of.cache_key.at(task), job, it->second);
-    }
-    if (compile_baseline) {
-      std::lock_guard<std::mutex> lock(db_mu);
-      use_compile_baselines(db, fp, ref_jobs, chunk_of.compile, refs);
-    }
-    for (const auto& job : ref_jobs) {
-      const std::uint64_t bytes = reference_folder_bytes(job);
-      footprint.measured(job.task->category, bytes);
-      auto it = refs.find(job.task->id() + "|ref");
-      if (!fp.empty() && it != refs.end() && it->second.error.empty()) {
-        std::lock_guard<std::mutex> lock(db_mu);
-        remember_footprint(db, fp, *job.task, o.device, bytes);
-      }
-    }
-    for (const auto& job : ref_jobs) {
-      const std::string task = job.task->id();
-      std::vector<const store::Candidate*> todo;
-      for (const auto& c : pending) {
-        if (c.task == task) todo.push_back(&c);
-      }
-      auto it = refs.find(task + "|ref");
-      if (it == refs.end()) continue;
-      if (const auto retry = alone_retry(it->second.error)) {
-        if (!alone) {
-          say(fmt::format("reference {}: {}; computed again alone once the rest is done", task,
-                          retry->deferred_because));
-          trace_pipeline("refs_deferred", task);
-          std::lock_guard<std::mutex> lock(deferred_mu);
-          deferred.push_back(job);
-          continue;
-        }
-        it->second.error = retry->prefix + " (computed again alone, after the rest of the run): " +
-                           it->second.error;
-      }
-      trace_pipeline("fed", task);
-      feed.add(task, std::move(it->second), std::move(todo));
-    }
-  };
-  // What a chunk's jobs take from the machine's caches before its worker starts: cached
-  // baselines (a task with them times none), references restored from the reference cache.
-  auto prepare_chunk = [&](std::vector<ReferenceJob>& ref_jobs, ChunkBaselines& chunk_of) {
-    for (auto& job : ref_jobs) {
-      if (!compile_baseline) break;
-      if (!o.retime_baselines) {
-        std::lock_guard<std::mutex> lock(db_mu);
-        chunk_of.compile[job.task->id()] =
-            store::cached_baseline(db, fp, job.task->id(), job.task->hash, "compile");
-      }
-      job.compile_baseline = chunk_of.compile[job.task->id()].empty();
-    }
-    for (auto& job : ref_jobs) {
-      if (!eager_baseline) break;
-      if (auto it = cached_eager_of.find(job.task->id()); it != cached_eager_of.end()) {
-        chunk_of.eager[job.task->id()] = it->second;
-      }
-      // the compile baseline is timed in the eager pass (the same inputs, under the slot)
-      job.time_eager = chunk_of.eager[job.task->id()].events.empty() || job.compile_baseline;
-      if (!job.time_eager) {
-        say(
-            fmt::format("reference {}: eager timings from this machine's cache "
-                        "(--retime-baselines times them again)",
-                        job.task->id()));
-      }
-    }
-    for (const auto& job : ref_jobs) {
-      const std::string task = job.task->id();
-      chunk_of.cache_key[task] =
-          ref_cache ? ref_cache->key(job, fp, o.time, eager_timer_settings) : "";
-      if (ref_cache && !job.compile_baseline && ref_cache->restore(chunk_of.cache_key[task], job)) {
-        chunk_of.restored.insert(task);
-        say(fmt::format("reference {}: from the cache", task));
-      }
-    }
-  };
-  auto chunk_names = [](const std::vector<ReferenceJob>& ref_jobs) {  // for the pipeline trace
-    std::string names;
-    for (const auto& job : ref_jobs) names += (names.empty() ? "" : ",") + job.task->id();
-    return names;
-  };
-  // One chunk's references (and compile baselines), its jobs then handed to the lanes; alone:
-  // nothing else runs on the GPU (an error of its references is their own). With next_chunk
-  // (--reference-worker-life lane), the worker goes on with the chunks it gives (after the
-  // lane's gates) while all its tasks go on as they finish.
-  auto feed_chunk = [&](std::vector<ReferenceJob>& ref_jobs, json* hello,
-                        const std::function<void(const std::string&)>& files_written, bool alone,
-                        const std::function<std::vector<ReferenceJob>*()>& next_chunk = {}) {
-    std::deque<ChunkBaselines> baselines(1);  // per chunk the worker took
-    std::vector<std::vector<ReferenceJob>*> taken = {&ref_jobs};
-    prepare_chunk(ref_jobs, baselines.front());
-    trace_pipeline("refs_start", chunk_names(ref_jobs));
-    const auto ref_parent = ref_warm.get();  // null: started cold
-    // the hello (with the machine's facts) only until the run's environment is saved: the first
-    // chunk's, as a rule
-    if (environment_saved) hello = nullptr;
-    // A task the worker has finished goes on at once (session 43: on the H100 a task waited for
-    // its chunk's other task and the worker's end), unless the run's environment is still to be
-    // saved from this chunk's hello.
-    std::vector<std::future<void>> finishing;  // those tasks' finish_tasks
-    std::function<void(const std::string&, ReferenceCases&&)> task_ready;
-    if (hello == nullptr) {
-      task_ready = [&](const std::string& task, ReferenceCases&& rc) {
-        for (size_t k = 0; k < taken.size(); ++k) {
-          for (const auto& job : *taken[k]) {
-            if (job.task->id() != task) continue;
-            auto one = std::make_shared<std::map<std::string, ReferenceCases>>();
-            one->emplace(task + "|ref", std::move(rc));
-            const ChunkBaselines* chunk_of = &baselines[k];
-            finishing.push_back(std::async(std::launch::async, [&, job, one, chunk_of] {
-              finish_tasks({job}, *one, *chunk_of, alone);
-            }));
-            return;  // a task is in one chunk only
-          }
-        }
-      };
-    }
-    // the worker's next chunk: the lane's gates passed, its caches read (this thread, as
-    // task_ready: deque elements stay put for the finishing threads)
-    std::function<std::vector<ReferenceJob>()> next_jobs;
-    if (next_chunk && task_ready) {
-      next_jobs = [&]() -> std::vector<ReferenceJob> {
-        trace_pipeline("refs_done", chunk_names(*taken.back()));
-        std::vector<ReferenceJob>* chunk = next_chunk();
-        if (chunk == nullptr) return {};
-        prepare_chunk(*chunk, baselines.emplace_back());
-        taken.push_back(chunk);
-        trace_pipeline("refs_start", chunk_names(*chunk));
-        return *chunk;
-      };
-    }
-    std::map<std::string, ReferenceCases> refs;
-    try {
-      refs = run_references(env, ref_jobs, o.time, hello, ref_parent.get(), files_written,
-                            task_ready, next_jobs);
-    } catch (...) {
-      for (auto& f : finishing) f.wait();
-      throw;
-    }
-    trace_pipeline("refs_done", chunk_names(*taken.back()));
-    for (auto& f : finishing) f.get();
-    if (hello && !hello->is_null() && !environment_saved) {
-      std::lock_guard<std::mutex> lock(db_mu);
-      db.set_run_environment(run->id, environment_of(*hello, env).dump());
-      environment_saved = true;
-    }
-    // each chunk's tasks not handed on: those run_references returns
-    for (size_t k = 0; k < taken.size(); ++k) {
-      std::vector<ReferenceJob> rest;
-      for (const auto& job : *taken[k]) {
-        if (refs.count(job.task->id() + "|ref")) rest.push_back(job);
-      }
-      finish_tasks(rest, refs, baselines[k], alone);
-    }
-  };
+  ReferenceRunParts parts{o,
+                          env,
+                          db,
+                          db_mu,
+                          run->id,
+                          pending,
+                          ref_warm,
+                          feed,
+                          ref_cache ? &*ref_cache : nullptr,
+                          [&](const json& hello) {
+                            std::lock_guard<std::mutex> lock(db_mu);
+                            db.set_run_environment(run->id, environment_of(hello, env).dump());
+                          }};
+  ReferenceBaselines baselines{fp,
+                               worker_hash,
+                               eager_timer_settings,
+                               eager_baseline,
+                               compile_baseline,
+                               std::move(cached_eager_of)};
+  ReferencePipeline references(std::move(parts), std::move(baselines), std::move(chunks),
+                               footprint);
   // The first chunk before any lane starts: its worker's hello sets what the lanes read (the
   // floor's peaks, the lanes for the GPU's memory) and says whether CUDA is there at all.
-  if (!chunks.empty()) {
+  {
     json hello;
-    const bool saved_before = environment_saved;
-    feed_chunk(chunks.front(), &hello, {}, false);
-    if (!saved_before && environment_saved) {
+    references.run_first_chunk(hello);
+    if (references.environment_saved()) {
       // The physical floor's peaks (issue 20): the highest of the calibrations matching the run.
       if (auto with_env = db.find_run(key); with_env && o.time) {
         st.peaks = store::floor_peaks(db, *with_env);
@@ -904,12 +767,6 @@ int run_eval(const EvalOptions& options) {
   }
   // The other chunks by reference_workers(...) workers at once: on the H200 one worker was the
   // run's critical path (3.4 s of reference work per task, the candidates done soon after).
-  std::exception_ptr reference_failure;
-  std::mutex failure_mu;
-  std::atomic<size_t> next_chunk{1};
-  // ... and while the machine has room for their files (on a GPU machine the work folder is
-  // often /dev/shm: 184 tasks' references ran the H200 host out of memory at 113 GB of files).
-  RoomGate room(room_reserve_bytes(), [&] { return free_bytes_for(env.work_dir); });
   const int reference_lanes =
       o.reference_workers > 0 ? o.reference_workers : reference_workers(o.device, jobs.lanes);
   // With --finishing-jobs, a job whose worker has exited (--finishing-from exit: kbx's
@@ -918,127 +775,27 @@ int run_eval(const EvalOptions& options) {
   // by default: on the H200 three more from the hand-back beside 12 lanes made the 184
   // references slower (cut at 230 s against 193 s), with the GPU's memory full
   // (bench/results/2026-12-04-h200-s26); from the exit, not measured yet.
-  jobs.finishing_from_exit = finishing_from == "exit";
+  jobs.finishing_from_exit = modes.finishing_from == "exit";
   if (o.device == "cuda" || jobs.finishing_from_exit) jobs.finishing_jobs = o.finishing_jobs;
   const std::size_t live_cap =
       o.live_tasks > 0
           ? static_cast<std::size_t>(o.live_tasks)
           : live_task_cap(o.device, chunk, jobs.lanes + jobs.finishing_jobs, reference_lanes);
-  // A chunk past the lane's gates, until its worker ends or takes the next chunk: what its
-  // tasks are guessed to write, which have all their files written (set from its lane, read by
-  // the room gate from the others: such a task counts its whole guess as written, so that none
-  // of it is still to write while its eager timing waits for the slot; session 19, H200, cold:
-  // the lanes waited 785 s for room, guesses of such tasks among what held it), its ticket.
-  struct ChunkInFlight {
-    RoomGate& room;
-    const std::vector<ReferenceJob>& jobs;
-    std::vector<std::uint64_t> task_guess;
-    std::vector<std::atomic<bool>> files_done;
-    std::optional<int> ticket;
-    ChunkInFlight(RoomGate& gate, const std::vector<ReferenceJob>& chunk)
-        : room(gate), jobs(chunk), files_done(chunk.size()) {}
-    ChunkInFlight(const ChunkInFlight&) = delete;
-    ChunkInFlight& operator=(const ChunkInFlight&) = delete;
-    ~ChunkInFlight() {
-      if (ticket) room.leave(*ticket);
-    }
-    void written(const std::string& task) {
-      for (size_t k = 0; k < jobs.size(); ++k) {
-        if (jobs[k].task->id() == task) files_done[k] = true;
-      }
-    }
-  };
-  // Chunk i through the lane's gates: at most live_cap tasks live, room for its files
-  auto enter_chunk = [&](size_t i) {
-    trace_pipeline("gate_wait", fmt::format("chunk{}", i));
-    feed.wait_until_live_at_most(live_cap);
-    trace_pipeline("gate_pass", fmt::format("chunk{}", i));
-    auto chunk = std::make_unique<ChunkInFlight>(room, chunks[i]);
-    for (const auto& job : chunks[i])
-      chunk->task_guess.push_back(footprint.guess(job.task->category, job.task->id()));
-    const std::uint64_t guess =
-        std::accumulate(chunk->task_guess.begin(), chunk->task_guess.end(), std::uint64_t{0});
-    trace_pipeline("room_wait", fmt::format("chunk{}", i));
-    // no task's files to wait for: none live, and none kept for parked jobs (those are made
-    // to run alone, which frees theirs)
-    const auto nothing_live = [&] { return feed.live() == 0 && !feed.parked_hold_files(); };
-    // what the chunk's references have written so far (their folders)
-    const ChunkInFlight* in_flight = chunk.get();
-    chunk->ticket = room.enter(guess, nothing_live,
-                               [in_flight] {
-                                 return chunk_written_bytes(in_flight->jobs, in_flight->files_done,
-                                                            in_flight->task_guess);
-                               })
-                        .ticket;
-    trace_pipeline("room_pass", fmt::format("chunk{}", i));
-    return chunk;
-  };
   // By default (--reference-worker-life lane) a worker whose tasks all go on as they finish
   // (their eager timings cached) takes its lane's next chunk instead of ending, so that a warm
   // run starts a CUDA context per reference lane rather than per chunk (session 44: the driver
   // makes contexts one at a time, about 0.13 s each on an H100; session 45: 10% off the 184
   // references' warm run on an H100)
-  const bool keep_workers = worker_life == "lane";
+  const bool keep_workers = modes.reference_worker_life == "lane";
   if (!keep_workers) say("a reference worker per chunk (--reference-worker-life chunk)");
-  auto reference_lane = [&] {
-    try {
-      for (size_t i; (i = next_chunk++) < chunks.size();) {
-        std::unique_ptr<ChunkInFlight> in_flight = enter_chunk(i);
-        json hello;
-        std::optional<ReferenceTurn> turn(std::in_place, feed);
-        std::function<std::vector<ReferenceJob>*()> more;
-        if (keep_workers) {
-          more = [&]() -> std::vector<ReferenceJob>* {
-            const size_t k = next_chunk++;
-            if (k >= chunks.size()) return nullptr;
-            // Idle while it waits at the gates: not a reference in flight then, or jobs made to
-            // run alone (JobFeed's drain, which waits for those) and this worker, which waits
-            // for the drain, would wait for each other. The alone jobs then run beside its idle
-            // CUDA context.
-            turn.reset();
-            in_flight.reset();  // the last chunk's files are written, its tasks gone on
-            in_flight = enter_chunk(k);
-            turn.emplace(feed);
-            return &chunks[k];
-          };
-        }
-        feed_chunk(
-            chunks[i], &hello, [&](const std::string& task) { in_flight->written(task); }, false,
-            more);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mu);
-      if (!reference_failure) reference_failure = std::current_exception();
-      next_chunk = chunks.size();  // the others stop after their chunk
-    }
-  };
-  std::thread references([&] {
-    std::vector<std::thread> workers;
-    for (int k = 0; k < reference_lanes; ++k) workers.emplace_back(reference_lane);
-    for (auto& w : workers) w.join();
-    try {
-      for (auto& job : deferred) {  // no reference lane is left to add to it
-        feed.wait_until_live_at_most(0);
-        std::vector<ReferenceJob> one{job};
-        one.front().alone = true;
-        json hello;
-        const ReferenceTurn turn(feed);
-        feed_chunk(one, &hello, {}, true);
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mu);
-      if (!reference_failure) reference_failure = std::current_exception();
-    }
-    feed.close();
-  });
+  references.start(reference_lanes, live_cap, keep_workers);
   // Parked jobs keep their tasks' files: with as many such tasks as lanes they run alone before
   // any other job (on the H100 in session 31 every job of a run was parked, and their files
   // filled /dev/shm until the kernel killed reference workers).
   feed.set_parked_bound(static_cast<size_t>(std::max(2, jobs.lanes)));
   run_jobs(jobs, feed, task_of);
   references.join();
-  if (reference_failure) std::rethrow_exception(reference_failure);
-  if (environment_saved) store::record_end_clocks(db, run->id);
+  if (references.environment_saved()) store::record_end_clocks(db, run->id);
   if (const std::string alone = again_alone_summary(db.attempt_outcomes(run->id)); !alone.empty()) {
     say(fmt::format("run {}: {}", run->id, alone));
   }
