@@ -112,6 +112,10 @@ void ReferencePipeline::finish_tasks(const std::vector<ReferenceJob>& ref_jobs,
       it->second.error =
           retry->prefix + " (computed again alone, after the rest of the run): " + it->second.error;
     }
+    if (hold_feed_) {  // a put-off reference's batch: its tasks go on together (run_deferred)
+      held_.push_back({task, std::move(it->second), std::move(todo)});
+      continue;
+    }
     trace_pipeline("fed", task);
     parts_.feed.add(task, std::move(it->second), std::move(todo));
   }
@@ -305,12 +309,13 @@ void ReferencePipeline::reference_lane() {
 }
 
 // The references put off to run alone, in batches, each batch once nothing else is live (no
-// reference lane is left to add to them): one worker computes a batch's tasks one after the
-// other, each alone on the GPU, and hands their jobs on together at its end, so that those jobs
-// run side by side rather than each reference waiting for the previous task's jobs (session 45,
-// H100: two deferred tasks, one after the other, made a 10.6 s tail of the 184 references' warm
-// run). A batch holds as many tasks as the room takes their guessed files (they all stay until
-// their jobs end; such references can be the largest), and at least one.
+// reference lane is left to add to them): each reference computed by a worker of its own (a
+// fresh process, as its first try's error may have come from its process's state), one after
+// the other, alone on the GPU; the batch's tasks then go to the lanes together, so that their
+// jobs run side by side rather than each reference waiting for the previous task's jobs
+// (session 45, H100: two put-off tasks, one after the other, made a 10.6 s tail of the 184
+// references' warm run). A batch holds as many tasks as the room takes their guessed files
+// (they all stay until their jobs end; such references can be the largest), at least one.
 void ReferencePipeline::run_deferred() {
   try {
     for (std::size_t first = 0; first < deferred_.size();) {
@@ -325,9 +330,19 @@ void ReferencePipeline::run_deferred() {
         batch.push_back(job);
         batch.back().alone = true;
       }
-      json hello;
-      const ReferenceTurn turn(parts_.feed);
-      feed_chunk(batch, &hello, {}, true);
+      hold_feed_ = true;
+      for (const ReferenceJob& job : batch) {
+        std::vector<ReferenceJob> one{job};
+        json hello;
+        const ReferenceTurn turn(parts_.feed);
+        feed_chunk(one, &hello, {}, true);
+      }
+      hold_feed_ = false;
+      for (HeldTask& held : held_) {
+        trace_pipeline("fed", held.task);
+        parts_.feed.add(held.task, std::move(held.refs), std::move(held.jobs));
+      }
+      held_.clear();
     }
   } catch (...) {
     fail(std::current_exception());
