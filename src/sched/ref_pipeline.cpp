@@ -320,8 +320,9 @@ void ReferencePipeline::run_deferred() {
   try {
     for (std::size_t first = 0; first < deferred_.size();) {
       parts_.feed.wait_until_live_at_most(0);
-      const std::uint64_t free = free_bytes_for(parts_.env.work_dir);
-      const std::uint64_t room = free > room_reserve_bytes() ? free - room_reserve_bytes() : 0;
+      const std::uint64_t free_now = free_bytes_for(parts_.env.work_dir);
+      const std::uint64_t reserve = room_reserve_bytes();
+      const std::uint64_t room = free_now > reserve ? free_now - reserve : 0;
       std::vector<ReferenceJob> batch;
       for (std::uint64_t guessed = 0; first < deferred_.size(); ++first) {
         const ReferenceJob& job = deferred_[first];
