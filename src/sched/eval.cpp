@@ -504,6 +504,58 @@ store::Run find_or_add_run(const EvalOptions& o, store::Store& db, const std::st
   return *run;
 }
 
+/// The run's reference jobs in chunks of `chunk` tasks, in task order; on the GPU the first chunk
+/// is one task (the lanes and the other reference workers wait for its worker's hello).
+std::vector<std::vector<ReferenceJob>> reference_chunks(
+    const std::vector<std::string>& task_order,
+    const std::map<std::string, const suite::Task*>& task_of, size_t chunk,
+    const std::string& device, std::uint64_t seed, const std::vector<std::string>& tiers,
+    const fs::path& work_dir) {
+  std::vector<std::vector<ReferenceJob>> chunks;
+  for (size_t first = 0; first < task_order.size();) {
+    const size_t size = chunks.empty() && device == "cuda" ? 1 : chunk;
+    auto& ref_jobs = chunks.emplace_back();
+    const size_t end = std::min(task_order.size(), first + size);
+    for (size_t k = first; k < end; ++k, ++first) {
+      const suite::Task* t = task_of.at(task_order[k]);
+      ref_jobs.push_back({t,
+                          seed,
+                          "ref",
+                          tiers,
+                          work_dir / "ref" / t->category / t->name,
+                          {},
+                          false,
+                          work_dir / "inputs" / t->category / t->name,
+                          true,
+                          true});
+    }
+  }
+  return chunks;
+}
+
+/// What the run's first hello (its first reference worker's, which saved the run's environment)
+/// sets before any lane starts: the physical floor's peaks (issue 20: the highest of the
+/// calibrations matching the run) and, unless --jobs was given, the lanes the GPU's memory takes.
+/// Throws when --device cuda finds no CUDA GPU.
+void take_first_hello(const json& hello, const EvalOptions& o, bool jobs_given, store::Store& db,
+                      const std::string& run_key, JobSettings& st, JobContext& jobs) {
+  if (auto with_env = db.find_run(run_key); with_env && o.time) {
+    st.peaks = store::floor_peaks(db, *with_env);
+  }
+  if (!jobs_given && hello.contains("gpu_memory")) {
+    const int cap = jobs_for_gpu_memory(hello.value("gpu_memory", std::uint64_t{0}));
+    if (cap < jobs.lanes) {
+      say(fmt::format("{} jobs at once (the GPU's memory takes no more)", cap));
+      jobs.lanes = cap;
+    }
+  }
+  if (o.device == "cuda" && !hello.value("cuda_available", false)) {
+    throw Error(
+        "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
+        "check under the Triton interpreter)");
+  }
+}
+
 }  // namespace
 
 int run_eval(const EvalOptions& options) {
@@ -688,25 +740,8 @@ int run_eval(const EvalOptions& options) {
   // chunks of two (files of the Activation tasks are 2-8 GB each, on a tmpfs).
   const size_t chunk =
       o.reference_chunk > 0 ? static_cast<size_t>(o.reference_chunk) : reference_chunk(o.device);
-  std::vector<std::vector<ReferenceJob>> chunks;
-  for (size_t first = 0; first < task_order.size();) {
-    const size_t size = chunks.empty() && o.device == "cuda" ? 1 : chunk;
-    auto& ref_jobs = chunks.emplace_back();
-    const size_t end = std::min(task_order.size(), first + size);
-    for (size_t k = first; k < end; ++k, ++first) {
-      const suite::Task* t = task_of.at(task_order[k]);
-      ref_jobs.push_back({t,
-                          run->seed,
-                          "ref",
-                          tiers,
-                          env.work_dir / "ref" / t->category / t->name,
-                          {},
-                          false,
-                          env.work_dir / "inputs" / t->category / t->name,
-                          true,
-                          true});
-    }
-  }
+  std::vector<std::vector<ReferenceJob>> chunks =
+      reference_chunks(task_order, task_of, chunk, o.device, run->seed, tiers, env.work_dir);
   JobFeed feed([&](const std::string&, const ReferenceCases& refs) {
     if (o.keep_files) return;
     std::error_code ec;
@@ -746,24 +781,8 @@ int run_eval(const EvalOptions& options) {
   {
     json hello;
     references.run_first_chunk(hello);
-    if (references.environment_saved()) {
-      // The physical floor's peaks (issue 20): the highest of the calibrations matching the run.
-      if (auto with_env = db.find_run(key); with_env && o.time) {
-        st.peaks = store::floor_peaks(db, *with_env);
-      }
-      if (options.jobs <= 0 && hello.contains("gpu_memory")) {  // --jobs not given
-        const int cap = jobs_for_gpu_memory(hello.value("gpu_memory", std::uint64_t{0}));
-        if (cap < jobs.lanes) {
-          say(fmt::format("{} jobs at once (the GPU's memory takes no more)", cap));
-          jobs.lanes = cap;
-        }
-      }
-      if (o.device == "cuda" && !hello.value("cuda_available", false)) {
-        throw Error(
-            "--device cuda: torch sees no CUDA GPU here (use --device cpu for the CPU "
-            "check under the Triton interpreter)");
-      }
-    }
+    if (references.environment_saved())
+      take_first_hello(hello, o, options.jobs > 0, db, key, st, jobs);
   }
   // The other chunks by reference_workers(...) workers at once: on the H200 one worker was the
   // run's critical path (3.4 s of reference work per task, the candidates done soon after).
