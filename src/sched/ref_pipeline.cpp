@@ -62,7 +62,8 @@ ReferencePipeline::~ReferencePipeline() = default;
 
 // What a chunk's tasks need once their references are computed, for those of `ref_jobs` in
 // `refs`: the cached baselines added (or the new ones saved), the reference cache stored, the
-// files' size measured, and the jobs handed to the lanes (or the task deferred to run alone).
+// files' size measured, and the jobs handed to the lanes (or the task deferred to run alone;
+// alone, a put-off task's, held for its batch's end).
 // Called for a task as soon as its worker has finished it, or for the rest of the chunk at the
 // worker's end; several at once for one chunk.
 void ReferencePipeline::finish_tasks(const std::vector<ReferenceJob>& ref_jobs,
@@ -112,7 +113,7 @@ void ReferencePipeline::finish_tasks(const std::vector<ReferenceJob>& ref_jobs,
       it->second.error =
           retry->prefix + " (computed again alone, after the rest of the run): " + it->second.error;
     }
-    if (hold_feed_) {  // a put-off reference's batch: its tasks go on together (run_deferred)
+    if (alone) {  // a put-off reference's batch: its tasks go on together (run_deferred)
       held_.push_back({task, std::move(it->second), std::move(todo)});
       continue;
     }
@@ -331,14 +332,12 @@ void ReferencePipeline::run_deferred() {
         batch.push_back(job);
         batch.back().alone = true;
       }
-      hold_feed_ = true;
       for (const ReferenceJob& job : batch) {
         std::vector<ReferenceJob> one{job};
         json hello;
         const ReferenceTurn turn(parts_.feed);
         feed_chunk(one, &hello, {}, true);
       }
-      hold_feed_ = false;
       for (HeldTask& held : held_) {
         trace_pipeline("fed", held.task);
         parts_.feed.add(held.task, std::move(held.refs), std::move(held.jobs));

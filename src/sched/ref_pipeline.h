@@ -115,14 +115,13 @@ class ReferencePipeline {
   /// timed meanwhile (session 30: 2x for calls of 3 ms and more).
   std::mutex deferred_mu_;
   std::vector<ReferenceJob> deferred_;
-  /// A task whose references are done, held back from the lanes until its batch of put-off
-  /// references is done (run_deferred, on the reference thread alone).
+  /// A put-off task whose references are done (finish_tasks with alone), held back from the
+  /// lanes until its batch is done (run_deferred, on the reference thread alone).
   struct HeldTask {
     std::string task;
     ReferenceCases refs;
     std::vector<const store::Candidate*> jobs;
   };
-  bool hold_feed_ = false;
   std::vector<HeldTask> held_;
   std::mutex failure_mu_;
   std::exception_ptr failure_;

@@ -238,6 +238,8 @@ class ReferenceRun {
 
   /// Every job given to the worker so far.
   const json& pending() const { return pending_; }
+  /// KBX_DEBUG_TIMING is set: per-case phases and the worker's timeline are printed.
+  bool debug_timing() const { return debug_timing_; }
 
   void on_event(const json& ev) {
     const std::string kind = ev.value("ev", "");
@@ -402,7 +404,7 @@ std::map<std::string, ReferenceCases> run_references(
       ref_env, request, job_dir, [&run](const json& ev) { run.on_event(ev); },
       slot ? &*slot : nullptr, launcher,
       next_jobs ? std::function<sandbox::MoreWork()>([&run] { return run.more_work(); }) : nullptr);
-  if (std::getenv("KBX_DEBUG_TIMING")) {  // how long the worker took to start (warm or cold)
+  if (run.debug_timing()) {  // how long the worker took to start (warm or cold)
     // ... and where the rest of its life went: its end after "done" (the CUDA context's
     // teardown), and the time it spent frozen for other jobs' timed loops
     std::fprintf(stderr,

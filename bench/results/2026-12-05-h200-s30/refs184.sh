@@ -48,7 +48,7 @@ for v in ${VARIANTS:-base}; do
     jobs[0-9]*) (export JOBS=${v#jobs}; sed 's/^unset JOBS /unset /' /tmp/nc2.sh > /tmp/nc2-jobs.sh; OUT=$ROOT/$v bash /tmp/nc2-jobs.sh) ;;
     refs[0-9]*) (export REF_WORKERS=${v#refs}; sed 's/^unset JOBS REF_WORKERS /unset JOBS /' /tmp/nc2.sh > /tmp/nc2-refs.sh; OUT=$ROOT/$v bash /tmp/nc2-refs.sh) ;;  # (session 42) --reference-workers N
     chunk[0-9]*) (export REF_CHUNK=${v#chunk}; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;  # (session 43) --reference-chunk N
-    keep) (export KBX_KEEP_REFERENCE_WORKERS=1 KBX_REFERENCE_WORKER_LIFE=lane; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;  # (session 44) reference workers kept across chunks (session 45: the default, --reference-worker-life lane)
+    keep) (export KBX_REFERENCE_WORKER_LIFE=lane; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;  # (session 44) reference workers kept across chunks (session 45: the default, --reference-worker-life lane)
     perchunk) (export KBX_REFERENCE_WORKER_LIFE=chunk; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;  # (session 45) a reference worker per chunk, the default before
     launch) (export KBX_SLOT_AT=launch; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
     redraw) (export KBX_EAGER_REDRAW=1; OUT=$ROOT/$v bash /tmp/nc2.sh) ;;
