@@ -16,15 +16,19 @@ def _hello(channel, request):
     except Exception as exc:  # reported, not fatal: the track rules decide what it means
         info["triton"] = None
         info["triton_error"] = str(exc)[:200]
+    # trusted modes, for the run's record; a reference worker only where kbx reads it
+    # ("machine_facts": the first of a run's reference workers)
+    facts = request.get("mode") in ("reference", "calibrate", "hello") \
+        and request.get("machine_facts", True)
+    if facts:
+        from .calibrate_mode import host_facts
+        info.update(host_facts())
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
         info["cuda"] = torch.version.cuda
         info["gpu_count"] = torch.cuda.device_count()
         info["gpu_memory"] = torch.cuda.get_device_properties(0).total_memory
-        # trusted modes, for the run's record; a reference worker only where kbx reads it
-        # ("machine_facts": the first of a run's 90-odd reference workers on the GPU)
-        if request.get("mode") in ("reference", "calibrate", "hello") \
-                and request.get("machine_facts", True):
+        if facts:  # nvidia-smi's driver and clocks
             from .calibrate_mode import machine_facts
             info.update(machine_facts())
     channel.send("hello", **info)

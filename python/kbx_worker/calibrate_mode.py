@@ -106,6 +106,20 @@ def _environment():
     return env
 
 
+def host_facts():
+    """The host's CPU model, the CPUs this process may run on and its pure-Python speed
+    (timer.host_loop_ms: the fastest of three runs of a fixed loop, about 1 ms in all), for the
+    hello event of trusted modes. Not part of the fingerprint: the speed moves from run to run, but
+    the H100 machines lent in sessions 44-46 came with hosts 2x apart in it (0.21 against 0.41-0.45
+    ms), and a run's host-bound timings and its wall time follow the host."""
+    from .timer import host_loop_ms
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count()
+    return {"cpu": _cpu_name(), "cpus": cpus, "host_loop_ms": round(host_loop_ms(), 4)}
+
+
 def _cpu_name():
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:

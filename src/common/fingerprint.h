@@ -4,7 +4,8 @@
 
 namespace kbx {
 
-/// What makes two runs' timings comparable: the GPUs, their driver and the software stack.
+/// What makes two runs' timings comparable: the GPUs, their driver and the software stack. (The
+/// host's CPU and speed are recorded in a run's environment beside it, not part of it.)
 struct FingerprintFields {
   std::string gpu;  ///< GPU model ("" without a GPU)
   int gpu_count = 0;

@@ -138,6 +138,11 @@ def test_an_eval_run_shares_the_calibration_fingerprint(kbx, tmp_path):
     environment = json.loads(environment)
     assert environment["fingerprint"] == _calibrations(db)[0][1]
     assert environment["kbx_revision"]
+    # the host's facts, from the first reference worker's hello (bench/compare_runs.py reads the
+    # speed): the CPU's model, the CPUs the worker may use, its pure-Python loop's fastest ms
+    assert isinstance(environment["cpu"], str) and environment["cpu"]
+    assert environment["cpus"] >= 1
+    assert 0 < environment["host_loop_ms"] < 100
     table = kbx("results", "--db", str(db), check=True).stdout
     assert "run 1: roofline against calibration 1 (cpu" in table
     assert "matched by fingerprint" in table
