@@ -21,7 +21,7 @@ XDIST = $(if $(shell $(PYTHON) -c 'import xdist' 2>/dev/null && echo y),-n $(PYT
 # 12 s. Every test process, and the workers kbx starts (it passes OMP_NUM_THREADS on), uses one.
 TEST_ENV = OMP_NUM_THREADS=1 KBX_PYTHON=$(PYTHON)
 
-.PHONY: build build-test build-asan-tests run test test-cpp test-asan test-python test-slurm check-suite check-expert format check-format clean
+.PHONY: build build-test build-asan-tests run test test-cpp test-asan test-tsan test-python test-slurm check-suite check-expert format check-format clean
 
 configure = cmake $(call generator,$(BUILD)) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release \
   -DKBX_WERROR=ON -DKBX_UNITY=$(UNITY) >/dev/null
@@ -67,6 +67,26 @@ test-asan: build-asan-tests
 	  ASAN_OPTIONS=detect_leaks=0 GTEST_TOTAL_SHARDS=$(JOBS) GTEST_SHARD_INDEX=$$i \
 	    $(ASAN_BUILD)/kbx_tests --gtest_brief=1 & pids="$$pids $$!"; \
 	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; exit $$rc
+
+# Not part of `make test` (about 6 minutes on two cores): kbx built under ThreadSanitizer, then the
+# Python tests that drive its threads hardest (the reference pipeline, its lanes and caches, the
+# quiet host); a data race it reports fails the target. Session 46: none.
+TSAN_BUILD ?= build-tsan
+TSAN_TESTS = test_reference_oom.py test_ref_cache.py test_eval_options.py test_lean_inputs.py \
+  test_reference_warm.py test_resume.py test_quiet_host.py test_baseline_contention.py
+test-tsan:
+	cmake $(call generator,$(TSAN_BUILD)) -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DKBX_UNITY=$(UNITY) -DCMAKE_CXX_FLAGS="-fsanitize=thread -g1 -O1" \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
+	  >/dev/null
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target kbx
+	rm -rf $(TSAN_BUILD)/reports && mkdir -p $(TSAN_BUILD)/reports
+	cd tests/python && $(TEST_ENV) KBX_BIN=$(abspath $(TSAN_BUILD))/kbx \
+	  TSAN_OPTIONS="halt_on_error=0 log_path=$(abspath $(TSAN_BUILD))/reports/tsan" \
+	  $(PYTHON) -m pytest -q -p no:xdist $(TSAN_TESTS)
+	@if ls $(TSAN_BUILD)/reports/tsan* >/dev/null 2>&1; then \
+	  echo "ThreadSanitizer reports:"; head -n 60 $(TSAN_BUILD)/reports/tsan*; exit 1; fi
+	@echo "ThreadSanitizer: no report"
 
 test-python: build-test
 	$(TEST_ENV) KBX_BIN=$(abspath $(KBX)) $(PYTHON) -m pytest -q $(XDIST) -m "not alone" --durations=25 \
