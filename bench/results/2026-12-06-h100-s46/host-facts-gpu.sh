@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Session 46, on the GPU: the host's facts in a run's environment (the first reference worker's
-# hello on CUDA) and bench/compare_runs.py reading them. The 16 Activation experts twice.
+# hello on CUDA) and bench/compare_runs.py reading them. Four experts twice.
 export PATH=/opt/torch/.venv/bin:$PATH PYTHONUNBUFFERED=1
 for n in 1 2; do
   TIMEFORMAT="run $n: %R s"
   time .carry/bin/kbx eval --method expert --fresh \
-    --candidates solutions/expert --category Activation --device cuda --db $OUT/act$n.db \
+    --candidates solutions/expert --tasks Activation/relu,Activation/gelu,Math/add,Loss/mse_loss --device cuda --db $OUT/act$n.db \
     --work /tmp/w$n 2>&1 | grep -cE "^eval .* passed" | sed "s/^/passed: /"
 done
 python3 - $OUT/act1.db $OUT/act2.db <<'PY'
