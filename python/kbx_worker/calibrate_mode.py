@@ -109,9 +109,10 @@ def _environment():
 def host_facts():
     """The host's CPU model, the CPUs this process may run on and its pure-Python speed
     (timer.host_loop_ms: the fastest of three runs of a fixed loop, about 1 ms in all), for the
-    hello event of trusted modes. Not part of the fingerprint: the speed moves from run to run, but
-    the H100 machines lent in sessions 44-46 came with hosts 2x apart in it (0.21 against 0.41-0.45
-    ms), and a run's host-bound timings and its wall time follow the host."""
+    hello event of trusted modes. Not part of the fingerprint. The speed is taken as the worker
+    starts, amid the run's other starts, and is noisy: one H100 machine gave 0.399 and 0.228 ms in
+    two runs back to back (session 46), where the quiet measurements before host-bound timings
+    put two machines' hosts at 0.21 and 0.45 ms; a fact to read beside those, not a test."""
     from .timer import host_loop_ms
     try:
         cpus = len(os.sched_getaffinity(0))

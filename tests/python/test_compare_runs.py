@@ -59,29 +59,27 @@ def test_an_odd_number_of_databases_is_refused_with_the_reason(tmp_path):
 
 
 def _with_host(path, cpu, loop_ms):
-    """Gives the database's run an environment as kbx records it (cpu, host_loop_ms)."""
+    """Gives the database's run an environment as kbx records it (cpu, cpus, host_loop_ms)."""
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE runs ADD COLUMN environment TEXT")
     db.execute("UPDATE runs SET environment=?",
-               (json.dumps({"cpu": cpu, "host_loop_ms": loop_ms, "gpu": "H100"}),))
+               (json.dumps({"cpu": cpu, "cpus": 4, "host_loop_ms": loop_ms, "gpu": "H100"}),))
     db.commit()
     return path
 
 
-def test_a_pair_from_hosts_of_different_speed_is_named_and_a_like_pair_is_not(tmp_path):
+def test_each_runs_host_is_printed_where_its_environment_records_it(tmp_path):
     rows = [("A/relu", 1.0, "perf", 1.0, "")]
     fast = _with_host(_db(tmp_path / "fast.db", rows), "Xeon A", 0.209)
     slow = _with_host(_db(tmp_path / "slow.db", rows), "Xeon B", 0.451)
-    near = _with_host(_db(tmp_path / "near.db", rows), "Xeon A", 0.221)
     out = _run(fast, slow)
     assert out.returncode == 0, out.stderr
-    apart = [line for line in out.stdout.splitlines() if line.startswith("hosts apart:")]
-    assert len(apart) == 1 and "Xeon A (host_loop_ms 0.209)" in apart[0] \
-        and "Xeon B (host_loop_ms 0.451)" in apart[0]
-    out = _run(fast, near)
+    hosts = [line for line in out.stdout.splitlines() if line.startswith("host of ")]
+    assert hosts == [f"host of {fast}: Xeon A, 4 CPUs, host_loop_ms at start 0.209",
+                     f"host of {slow}: Xeon B, 4 CPUs, host_loop_ms at start 0.451"]
+    # a run recorded before the host's facts were (no column): nothing said of it
+    old = _db(tmp_path / "old.db", rows)
+    out = _run(fast, old)
     assert out.returncode == 0, out.stderr
-    assert "hosts apart" not in out.stdout
-    # a run recorded before the host's facts were (no column, or no key): nothing said
-    out = _run(fast, _db(tmp_path / "old.db", rows))
-    assert out.returncode == 0, out.stderr
-    assert "hosts apart" not in out.stdout
+    hosts = [line for line in out.stdout.splitlines() if line.startswith("host of ")]
+    assert hosts == [f"host of {fast}: Xeon A, 4 CPUs, host_loop_ms at start 0.209"]
