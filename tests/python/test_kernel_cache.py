@@ -119,9 +119,13 @@ def test_a_candidate_cannot_reach_the_cache(kbx, tmp_path):
     assert {p.name: p.read_bytes() for p in kernels.iterdir()} == before
 
 
+@pytest.mark.alone
 def test_the_attack_is_real_where_candidates_are_not_confined(kbx, tmp_path):
     """Unconfined (KBX_CONFINE=0), the same candidate finds the folder and writes into it: why
-    kbx gives the references no kernel cache then."""
+    kbx gives the references no kernel cache then. Alone: unconfined, it sees every process of
+    the machine and writes into any --kernel-cache on their command lines, the other tests'
+    included (CI once saw test_a_candidate_cannot_reach_the_cache's folder overwritten, its
+    candidate passed and confined, while this test ran beside it)."""
     kernels = tmp_path / "kernels"
     before = _filled(kernels)
     env = dict(os.environ, KBX_CONFINE="0")
