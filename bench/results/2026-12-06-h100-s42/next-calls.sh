@@ -25,7 +25,7 @@ mkdir -p /tmp/s43
 case ${STEP:?STEP=refs or refs10} in
   refs)
     rm -f /var/tmp/kbx-eager-s30.db
-    OUT=/tmp/s43 NAME=cold RUN_TIMEOUT=300 VARIANTS=base bash bench/results/2026-12-05-h100-s37/call.sh 2>&1 |
+    OUT=/tmp/s43 NAME=cold RUN_TIMEOUT=${COLD_TIMEOUT:-300} VARIANTS=base bash bench/results/2026-12-05-h100-s37/call.sh 2>&1 |
       grep -v '^  idle\|^  gaps' | tail -6 | tee $FINAL/summary.txt
     OUT=/tmp/s43 NAME=warm RUN_TIMEOUT=220 VARIANTS=base bash bench/results/2026-12-05-h100-s37/call.sh 2>&1 |
       grep -v '^  idle\|^  gaps' | tail -6 | tee -a $FINAL/summary.txt
