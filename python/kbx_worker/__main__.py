@@ -20,7 +20,7 @@ def _hello(channel, request):
     # ("machine_facts": the first of a run's reference workers)
     facts = request.get("mode") in ("reference", "calibrate", "hello") \
         and request.get("machine_facts", True)
-    if facts:
+    if facts and request.get("mode") != "hello":  # hello's: only its fingerprint is kept
         from .calibrate_mode import host_facts
         info.update(host_facts())
     if torch.cuda.is_available():
